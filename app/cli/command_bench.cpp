@@ -1,0 +1,164 @@
+// sapiens-cli bench: forward-pass speed of a named architecture with random weights, as a ratio to the
+// matrix-product rate of the same device measured in the same run (the "floor").
+
+#include "cli_command.h"
+
+#include "sapiens/model/architecture.h"
+#include "sapiens/model/compute_options.h"
+#include "sapiens/model/flop_count.h"
+#include "sapiens/model/model.h"
+#include "sapiens/model/parameter_layout.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#ifdef SAPIENS_HAVE_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace sapiens::cli {
+namespace {
+
+struct BenchOptions {
+  std::string arch = "0.4b";
+  std::string task = "backbone";
+  int height = 1024;
+  int width = 768;
+  int batch = 1;
+  std::string device = "auto";
+  std::string dtype;
+  int iterations = 3;
+  int warmup = 1;
+  bool json = false;
+};
+
+void synchronize(const c10::Device& device) {
+#ifdef SAPIENS_HAVE_CUDA
+  if (device.is_cuda()) c10::cuda::device_synchronize();
+#else
+  (void)device;
+#endif
+}
+
+template <typename Fn>
+double medianSeconds(int repeats, const c10::Device& device, Fn&& fn) {
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    synchronize(device);
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    synchronize(device);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+double peakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
+}
+
+int runBench(const BenchOptions& o) {
+  const std::optional<Task> parsedTask = parseTask(o.task);
+  if (!parsedTask) {
+    std::cerr << "bench: unknown task '" << o.task << "' (backbone, pose, seg, normal, albedo, pointmap)\n";
+    return kUsage;
+  }
+  const Task task = *parsedTask;
+  const Architecture arch = officialArchitecture(o.arch, task);
+  ModelOptions modelOptions;
+  modelOptions.device = o.device;
+  const c10::Device device = resolveDevice(o.device);
+  const c10::ScalarType dtype = o.dtype.empty() ? defaultComputeDtype(device) : parseComputeDtype(o.dtype);
+  modelOptions.dtype = dtype;
+  const int multiple = arch.backbone.inputMultiple();
+  if (o.height % multiple || o.width % multiple) {
+    std::cerr << "bench: --height and --width must be multiples of " << multiple << " for " << o.arch << "\n";
+    return kUsage;
+  }
+
+  const double rssBefore = peakRssMb();
+  Model model = Model::random(arch, modelOptions, 0);
+  const double weightBytes = static_cast<double>(parameterCount(arch)) * c10::elementSize(dtype);
+  c10::InferenceMode inference;
+  const at::Tensor input =
+      at::randn({o.batch, 3, o.height, o.width}, at::TensorOptions().dtype(dtype).device(device));
+
+  // The floor: the model's dominant matrix product, same device and dtype, same run.
+  const GemmShape g = dominantGemm(arch, o.batch, o.height, o.width);
+  const auto opts = at::TensorOptions().dtype(dtype).device(device);
+  const at::Tensor a = at::randn({g.m, g.k}, opts), w = at::randn({g.n, g.k}, opts);
+  at::linear(a, w);
+  const double gemmSeconds = medianSeconds(5, device, [&] { at::linear(a, w); });
+  const double floorGflops = 2.0 * g.m * g.k * g.n / gemmSeconds / 1e9;
+
+  for (int i = 0; i < o.warmup; ++i) model.forward(input);
+  const double seconds = medianSeconds(std::max(1, o.iterations), device, [&] { model.forward(input); });
+  const FlopCount flops = forwardFlops(arch, o.batch, o.height, o.width);
+  const double achieved = flops.total() / seconds / 1e9;
+  const double floorRatio = floorGflops / achieved;  // = time / (flops / floor rate)
+
+  nlohmann::json result = {{"arch", o.arch},
+                           {"task", std::string(taskName(task))},
+                           {"device", device.str()},
+                           {"dtype", computeDtypeName(dtype)},
+                           {"batch", o.batch},
+                           {"height", o.height},
+                           {"width", o.width},
+                           {"iterations", o.iterations},
+                           {"ms_median", seconds * 1e3},
+                           {"gflop", flops.total() / 1e9},
+                           {"gflop_attention", flops.attention / 1e9},
+                           {"gflops_achieved", achieved},
+                           {"gflops_floor", floorGflops},
+                           {"floor_gemm", {g.m, g.k, g.n}},
+                           {"floor_ratio", floorRatio},
+                           {"weight_mb", weightBytes / 1e6},
+                           {"peak_rss_mb", peakRssMb()},
+                           {"rss_before_mb", rssBefore},
+                           {"threads", at::get_num_threads()}};
+  if (o.json) {
+    std::cout << result.dump() << "\n";
+  } else {
+    std::printf("sapiens2 %s %s  %dx%dx%d  %s %s  threads %d\n", o.arch.c_str(), std::string(taskName(task)).c_str(),
+                o.batch, o.height, o.width, device.str().c_str(), computeDtypeName(dtype).c_str(), at::get_num_threads());
+    std::printf("  forward        %10.1f ms (median of %d)\n", seconds * 1e3, o.iterations);
+    std::printf("  work           %10.1f GFLOP (attention %.1f; 2 FLOP per multiply-add)\n", flops.total() / 1e9,
+                flops.attention / 1e9);
+    std::printf("  achieved       %10.1f GFLOP/s\n", achieved);
+    std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, same run)\n", floorGflops, g.m, g.k, g.n);
+    std::printf("  floor ratio    %10.2f x (1.00 = every FLOP at the GEMM rate)\n", floorRatio);
+    std::printf("  weights        %10.1f MB, peak RSS %.1f MB\n", weightBytes / 1e6, peakRssMb());
+  }
+  return kOk;
+}
+
+CliCommand benchCommand("bench", [](CLI::App& app) -> CommandAction {
+  auto o = std::make_shared<BenchOptions>();
+  auto* sub = app.add_subcommand("bench", "Time the forward pass of an official architecture with random weights "
+                                          "against the matrix-product floor of the device");
+  sub->add_option("--arch", o->arch, "Backbone size: 0.1b 0.4b 0.8b 1b 1b-4k 5b")->capture_default_str();
+  sub->add_option("--task", o->task, "backbone, pose, seg, normal, albedo or pointmap")->capture_default_str();
+  sub->add_option("--height", o->height, "Input height")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--width", o->width, "Input width")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--batch", o->batch, "Batch size")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  sub->add_option("--dtype", o->dtype, "fp32, bf16 or fp16 (default: fp32 on CPU, bf16 on CUDA)");
+  sub->add_option("--iterations", o->iterations, "Timed forwards (median reported)")->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "Untimed forwards first")->capture_default_str();
+  sub->add_flag("--json", o->json, "One JSON object on stdout");
+  return [o] { return runBench(*o); };
+});
+
+}  // namespace
+}  // namespace sapiens::cli

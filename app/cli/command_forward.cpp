@@ -1,0 +1,92 @@
+// sapiens-cli forward: one raw forward pass on a tensor, for checking numerics against a reference.
+// Reads the tensor named `input` (B x 3 x H x W, normalised RGB) and writes every named output as F32.
+
+#include "cli_command.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/model/compute_options.h"
+#include "sapiens/model/model.h"
+#include "sapiens/model/model_error.h"
+#include "sapiens/model/safetensors_torch.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+namespace sapiens::cli {
+namespace {
+
+struct ForwardCommandOptions {
+  std::string model;
+  std::string input;
+  std::string output;
+  std::string device = "cpu";
+  std::string dtype;
+  bool intermediates = false;
+};
+
+at::Tensor readInput(const std::string& path) {
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  const TensorEntry* entry = file.find("input");
+  if (entry == nullptr) {
+    std::vector<std::string> names;
+    for (const TensorEntry& e : file.tensors()) names.push_back(e.name);
+    throw ModelRunError(fmt::format("{} has no tensor named 'input' (it holds: {})", path,
+                                    names.empty() ? "nothing" : fmt::format("{}", fmt::join(names, ", "))));
+  }
+  return loadTensor(file, *entry, at::kFloat).clone();
+}
+
+int runForward(const ForwardCommandOptions& o) {
+  ModelOptions modelOptions;
+  modelOptions.device = o.device;
+  if (!o.dtype.empty()) modelOptions.dtype = parseComputeDtype(o.dtype);
+  const Model model = Model::load(o.model, modelOptions);
+  const at::Tensor input = readInput(o.input);
+
+  ForwardOptions forwardOptions;
+  forwardOptions.intermediates = o.intermediates;
+  const auto start = std::chrono::steady_clock::now();
+  const ModelOutputs outputs = model.forward(input, forwardOptions);
+  NamedTensors toSave;
+  for (const auto& [name, tensor] : outputs.all()) {
+    toSave.emplace_back(name, tensor.to(at::kCPU, at::kFloat).contiguous());
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  saveSafetensors(
+      o.output, toSave,
+      {{"model", o.model}, {"device", model.device().str()}, {"dtype", computeDtypeName(model.dtype())}});
+
+  std::cout << fmt::format("{} model on {} ({}), input {}: {:.1f} ms\n", taskName(model.task()),
+                           model.device().str(), computeDtypeName(model.dtype()),
+                           fmt::join(input.sizes(), "x"), ms);
+  for (const auto& [name, tensor] : toSave)
+    std::cout << fmt::format("  {:<18} {}\n", name, fmt::join(tensor.sizes(), "x"));
+  std::cout << fmt::format("wrote {}\n", o.output);
+  return kOk;
+}
+
+}  // namespace
+
+static CliCommand reg("forward", [](CLI::App& app) {
+  auto o = std::make_shared<ForwardCommandOptions>();
+  auto* sub = app.add_subcommand("forward",
+                                 "Run the raw model on the tensor named 'input' of a .safetensors file "
+                                 "and write its named outputs (F32)");
+  sub->add_option("--model", o->model, "Checkpoint (.safetensors)")->required();
+  sub->add_option("--input", o->input, "safetensors file with a tensor 'input' (B x 3 x H x W)")->required();
+  sub->add_option("--output", o->output, "Where to write the outputs (.safetensors)")->required();
+  sub->add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  sub->add_option("--dtype", o->dtype, "fp32, bf16 or fp16 (default: fp32 on CPU, bf16 on CUDA)");
+  sub->add_flag(
+      "--intermediates", o->intermediates,
+      "Also write patch_embed_out, block0_in/out, gqa_block_in/out, last_block_out and the RoPE tables");
+  return CommandAction([o]() -> int { return runForward(*o); });
+});
+
+}  // namespace sapiens::cli

@@ -1,0 +1,170 @@
+// sapiens-cli run: pictures (files, folders) through the task models, with every result exported.
+
+#include "cli_command.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/pipeline/batch_run.h"
+#include "sapiens/pipeline/person_boxes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace sapiens::cli {
+namespace {
+
+std::atomic<bool> interrupted{false};
+
+struct RunArgs {
+  std::vector<std::string> inputs;
+  std::string tasks = "pose,seg,normal,albedo,pointmap";
+  std::string output;
+  std::string modelDir;
+  std::map<Task, std::string> modelPaths;
+  std::string size = "0.4b";
+  std::string inputSize;
+  std::string device = "auto";
+  std::string dtype;
+  float keypointThreshold = 0.3f;
+  std::vector<std::string> boxes;
+  std::string boxFile;
+  std::string ply = "binary";
+  bool plyFaces = false;
+  bool noOverlay = false;
+};
+
+std::vector<Task> parseTaskList(const std::string& text) {
+  std::vector<Task> tasks;
+  std::stringstream in(text);
+  for (std::string name; std::getline(in, name, ',');) {
+    auto task = parseTask(name);
+    if (!task || *task == Task::Backbone)
+      throw CLI::ValidationError("--task", "unknown task '" + name + "' (pose, seg, normal, albedo, pointmap)");
+    tasks.push_back(*task);
+  }
+  return tasks;
+}
+
+InputSize parseInputSize(const std::string& text) {
+  int h = 0, w = 0;
+  char x = 0;
+  std::istringstream in(text);
+  if (!(in >> h >> x >> w) || (x != 'x' && x != 'X') || h <= 0 || w <= 0 || h % 16 || w % 16)
+    throw CLI::ValidationError("--input-size", "'" + text + "' is not HxW with multiples of 16, e.g. 1024x768");
+  return {w, h};
+}
+
+// Boxes from a JSON file: [[x1,y1,x2,y2], ...] or {"boxes": [...]}.
+std::vector<BoundingBox> readBoxFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read the box file " + path);
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not valid JSON: " + e.what());
+  }
+  const nlohmann::json& list = j.is_object() && j.contains("boxes") ? j["boxes"] : j;
+  if (!list.is_array()) throw std::runtime_error(path + ": expected a list of [x1, y1, x2, y2] boxes");
+  std::vector<BoundingBox> boxes;
+  for (const auto& b : list) {
+    if (!b.is_array() || b.size() != 4 || !std::all_of(b.begin(), b.end(), [](auto& v) { return v.is_number(); }))
+      throw std::runtime_error(path + ": box " + b.dump() + " is not [x1, y1, x2, y2]");
+    boxes.push_back(parseBox(std::to_string(b[0].get<double>()) + "," + std::to_string(b[1].get<double>()) + "," +
+                             std::to_string(b[2].get<double>()) + "," + std::to_string(b[3].get<double>())));
+  }
+  return boxes;
+}
+
+void showProgress(const BatchProgress& p, bool terminal) {
+  if (terminal) {
+    const int width = 30;
+    const int filled = p.total ? static_cast<int>(width * p.index / p.total) : width;
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu %s\033[K", std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), p.index, p.total, p.input.c_str());
+    if (p.index == p.total) std::fprintf(stderr, "\n");
+  } else if (p.index < p.total) {
+    std::fprintf(stderr, "[%zu/%zu] %s\n", p.index + 1, p.total, p.input.c_str());
+  }
+  std::fflush(stderr);
+}
+
+int runRun(const RunArgs& a) {
+  BatchRunOptions options;
+  options.inputs = a.inputs;
+  options.tasks = parseTaskList(a.tasks);
+  options.outputDir = a.output;
+  options.modelDir = a.modelDir;
+  options.modelPaths = a.modelPaths;
+  options.size = a.size;
+  if (!a.inputSize.empty()) options.inputSize = parseInputSize(a.inputSize);
+  options.device = a.device;
+  options.dtype = a.dtype;
+  options.keypointThreshold = a.keypointThreshold;
+  for (const auto& b : a.boxes) options.personBoxes.push_back(parseBox(b));
+  if (!a.boxFile.empty())
+    for (const auto& b : readBoxFile(a.boxFile)) options.personBoxes.push_back(b);
+  options.plyEncoding = a.ply == "ascii" ? PlyEncoding::Ascii : PlyEncoding::BinaryLittleEndian;
+  options.plyFaces = a.plyFaces;
+  options.overlays = !a.noOverlay;
+
+  std::signal(SIGINT, [](int) { interrupted = true; });
+  const bool terminal = isatty(STDERR_FILENO);
+  BatchCallbacks callbacks;
+  callbacks.onProgress = [terminal](const BatchProgress& p) { showProgress(p, terminal); };
+  callbacks.isCancelled = [] { return interrupted.load(); };
+
+  const BatchSummary summary = runBatch(options, callbacks);
+  const std::size_t failed = summary.failedCount();
+  std::cout << "run: " << summary.inputs.size() - failed << " of " << summary.inputs.size() << " picture(s) done";
+  if (failed) std::cout << ", " << failed << " failed";
+  if (!summary.taskErrors.empty()) std::cout << ", " << summary.taskErrors.size() << " task(s) could not run";
+  if (summary.cancelled) std::cout << " (cancelled)";
+  std::cout << "; manifest " << summary.manifestPath << "\n";
+  for (const auto& o : summary.inputs)
+    if (!o.ok) std::cerr << "failed: " << o.input << ": " << o.error << "\n";
+  for (const auto& e : summary.taskErrors) std::cerr << "task failed: " << e << "\n";
+  if (summary.inputs.empty()) {
+    std::cerr << "run: no pictures found in the inputs given\n";
+    return kFailure;
+  }
+  if (failed == summary.inputs.size()) return kFailure;
+  return failed || !summary.taskErrors.empty() || summary.cancelled ? kPartial : kOk;
+}
+
+CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
+  auto a = std::make_shared<RunArgs>();
+  auto* sub = app.add_subcommand("run", "Run task models on pictures and export every result");
+  sub->add_option("inputs", a->inputs, "Image files or folders (searched recursively, sorted)")->required();
+  sub->add_option("--task", a->tasks, "Comma-separated: pose,seg,normal,albedo,pointmap")->capture_default_str();
+  sub->add_option("-o,--output", a->output, "Output folder")->required();
+  sub->add_option("--model-dir", a->modelDir,
+                  "Checkpoint root in the official layout (default $SAPIENS_CHECKPOINT_ROOT or ~/sapiens2_host)");
+  for (Task t : {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap}) {
+    const std::string name(taskName(t));
+    sub->add_option_function<std::string>(
+        "--" + name + "-model", [a, t](const std::string& path) { a->modelPaths[t] = path; },
+        "Checkpoint for " + name + " (overrides --model-dir)");
+  }
+  sub->add_option("--size", a->size, "Preferred official size when looking up checkpoints")->capture_default_str();
+  sub->add_option("--input-size", a->inputSize, "Network input HxW (default 1024x768, or what the checkpoint fixes)");
+  sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default: fp32 on CPU, bf16 on CUDA)");
+  sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")->capture_default_str();
+  sub->add_option("--bbox", a->boxes, "Person box x1,y1,x2,y2 for pose (repeatable)");
+  sub->add_option("--bbox-file", a->boxFile, "JSON file with person boxes [[x1,y1,x2,y2], ...]");
+  sub->add_option("--ply", a->ply, "PLY encoding")->check(CLI::IsMember({"binary", "ascii"}))->capture_default_str();
+  sub->add_flag("--ply-faces", a->plyFaces, "Add grid-mesh faces to the PLY (broken at depth jumps)");
+  sub->add_flag("--no-overlay", a->noOverlay, "Do not write overlay pictures");
+  return [a] { return runRun(*a); };
+});
+
+}  // namespace
+}  // namespace sapiens::cli

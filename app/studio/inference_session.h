@@ -1,0 +1,90 @@
+#pragma once
+// The GUI side of inference: owns the InferenceWorker and its thread, numbers requests so that results
+// for an image the user has left are dropped, and caches results per image path and task set. Nothing
+// here waits for the worker except the destructor.
+
+#include "task_set.h"
+
+#include "sapiens/pipeline/frame_result.h"
+
+#include <opencv2/core/mat.hpp>
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include <atomic>
+#include <map>
+#include <memory>
+
+namespace sapiens::studio {
+
+class InferenceWorker;
+
+/// What is known about the model of one task.
+struct TaskModelState {
+  QString path;  ///< empty: none
+  bool loaded = false;
+  QString device;
+  QString dtype;
+};
+
+class InferenceSession : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit InferenceSession(QObject* parent = nullptr);
+  /// Asks a run in progress to stop after its current task and waits for the thread.
+  ~InferenceSession() override;
+
+  /// "auto" (CUDA when present, else CPU), "cpu", "cuda:N". Used by later loads.
+  void setDevice(const QString& device) { device_ = device; }
+  QString device() const { return device_; }
+
+  /// Loads a checkpoint for `task` now (in the background); modelLoaded or modelFailed follows.
+  void loadModel(Task task, const QString& path);
+  /// Remembers a discovered checkpoint, loaded when a run first needs it.
+  void setModelPath(Task task, const QString& path);
+  const std::map<Task, TaskModelState>& models() const { return models_; }
+
+  /// Starts running `tasks` on `bgr`; a cached result is delivered at once (queued). Supersedes every
+  /// earlier request.
+  void request(const QString& imagePath, const cv::Mat& bgr, TaskSet tasks);
+  /// Drops whatever is in flight (the user moved to another image).
+  void supersede();
+  bool isBusy() const { return inFlight_ > 0; }
+  /// The cached result for `imagePath` and exactly `tasks`, or nullptr.
+  const FrameResult* cached(const QString& imagePath, TaskSet tasks) const;
+  void clearCache();
+
+ Q_SIGNALS:
+  void modelLoaded(sapiens::Task task, const QString& path);
+  void modelFailed(sapiens::Task task, const QString& path, const QString& reason);
+  void started(const QString& imagePath, unsigned int tasks);
+  /// `wallMs` is the whole run; the result's inferenceMs has the time per task. `fromCache` when no model
+  /// ran.
+  void resultReady(const QString& imagePath, unsigned int tasks, const sapiens::FrameResult& result,
+                   double wallMs, bool fromCache);
+  void runFailed(const QString& imagePath, const QString& reason);
+  /// Nothing is running any more.
+  void idle();
+
+ private:
+  void onFinished(quint64 generation, const QString& imagePath, unsigned int tasks, const FrameResult& result,
+                  double wallMs);
+  void onFailed(quint64 generation, const QString& imagePath, const QString& reason);
+  void onDropped(quint64 generation);
+  void settle();
+  static QString cacheKey(const QString& imagePath, TaskSet tasks);
+
+  QThread thread_;
+  InferenceWorker* worker_ = nullptr;  // lives on thread_, deleted when it finishes
+  std::shared_ptr<std::atomic<quint64>> latestGeneration_;
+  int inFlight_ = 0;
+  QString device_ = QStringLiteral("auto");
+  std::map<Task, TaskModelState> models_;
+  QHash<QString, FrameResult> cache_;
+};
+
+}  // namespace sapiens::studio

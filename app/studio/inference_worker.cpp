@@ -1,0 +1,99 @@
+#include "inference_worker.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/model/compute_options.h"
+#include "sapiens/pipeline/batch_run.h"
+#include "sapiens/pipeline/image_inference.h"
+#include "sapiens/pipeline/person_boxes.h"
+
+#include <chrono>
+#include <exception>
+#include <utility>
+
+namespace sapiens::studio {
+
+InferenceWorker::InferenceWorker(std::shared_ptr<const std::atomic<quint64>> latestGeneration)
+    : latestGeneration_(std::move(latestGeneration)) {
+  qRegisterMetaType<sapiens::FrameResult>();
+  qRegisterMetaType<cv::Mat>();
+}
+
+InferenceWorker::~InferenceWorker() = default;
+
+void InferenceWorker::loadModel(Task task, const QString& path, const QString& device) {
+  pendingPaths_.erase(task);
+  try {
+    ModelOptions options;
+    options.device = device.toStdString();
+    options.expectedTask = task;
+    auto model = std::make_unique<Model>(Model::load(path.toStdString(), options));
+    const QString deviceName = QString::fromStdString(model->device().str());
+    const QString dtype = QString::fromStdString(computeDtypeName(model->dtype()));
+    logger().info("loaded the {} model {} ({}, {})", taskName(task), path.toStdString(),
+                  deviceName.toStdString(), dtype.toStdString());
+    models_[task] = std::move(model);
+    Q_EMIT modelLoaded(int(task), path, deviceName, dtype);
+  } catch (const std::exception& e) {
+    logger().error("cannot load the {} model: {}", taskName(task), e.what());
+    Q_EMIT modelFailed(int(task), path, QString::fromStdString(e.what()));
+  }
+}
+
+void InferenceWorker::setModelPath(Task task, const QString& path) {
+  pendingPaths_[task] = path;
+}
+
+const Model* InferenceWorker::modelFor(Task task, const QString& device) {
+  if (auto pending = pendingPaths_.find(task); pending != pendingPaths_.end()) {
+    loadModel(task, pending->second, device);
+  }
+  auto found = models_.find(task);
+  return found == models_.end() ? nullptr : found->second.get();
+}
+
+void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
+                          const QString& device) {
+  const auto start = std::chrono::steady_clock::now();
+  auto stale = [&] { return latestGeneration_->load() != generation; };
+  FrameResult frame;
+  try {
+    for (Task task : kStudioTasks) {
+      if (!contains(tasks, task)) continue;
+      if (stale()) {
+        Q_EMIT runDropped(generation);
+        return;
+      }
+      const Model* model = modelFor(task, device);
+      if (!model) {
+        throw std::runtime_error("no " + std::string(taskName(task)) +
+                                 " model is loaded (Models > Load checkpoint, or put one under the "
+                                 "checkpoint root)");
+      }
+      AnalysisOptions analysis;
+      analysis.inputSize = defaultInputSize(*model);
+      analysis.pose.inputSize = analysis.inputSize;
+      std::string boxSource;
+      if (task == Task::Pose) {
+        PersonBoxRequest request;
+        if (frame.has(Task::Seg)) request.segLabels = &frame.segLabels;
+        for (const SourcedBox& box : choosePersonBoxes(bgr, request)) {
+          analysis.personBoxes.push_back(box.box);
+          boxSource = box.source;
+        }
+      }
+      analyzeImage(*model, bgr, frame, analysis);
+      if (task == Task::Pose) {
+        for (PoseInstance& pose : frame.poses) pose.bboxSource = boxSource;
+      }
+    }
+  } catch (const std::exception& e) {
+    logger().error("{}: {}", imagePath.toStdString(), e.what());
+    Q_EMIT runFailed(generation, imagePath, QString::fromStdString(e.what()));
+    return;
+  }
+  const double wallMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  Q_EMIT runFinished(generation, imagePath, tasks, frame, wallMs);
+}
+
+}  // namespace sapiens::studio

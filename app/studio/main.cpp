@@ -1,0 +1,142 @@
+// sapiens-studio: the desktop front end.
+
+#include "main_window.h"
+#include "surface_format.h"
+#include "tasks_panel.h"
+
+#include "sapiens/common/allocator.h"
+#include "sapiens/common/log.h"
+#include "sapiens/common/paths.h"
+#include "sapiens/common/threads.h"
+#include "sapiens/common/version.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QImage>
+#include <QTimer>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+// Answered before QApplication exists, so that it works without a display.
+bool wantsVersion(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0) return true;
+  }
+  return false;
+}
+
+// --screenshot: grab the whole window once the first image (or with --run, its results) is on screen,
+// then quit.
+void armScreenshot(sapiens::studio::MainWindow& window, const QString& path, bool afterResults) {
+  auto grab = [&window, path] {
+    const QImage shot = window.grab().toImage();
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    if (shot.isNull() || !shot.save(path, "PNG")) {
+      sapiens::logger().error("cannot write the screenshot {}", path.toStdString());
+      QCoreApplication::exit(1);
+      return;
+    }
+    sapiens::logger().info("screenshot {} ({}x{})", path.toStdString(), shot.width(), shot.height());
+    QCoreApplication::exit(0);
+  };
+  if (afterResults) {
+    // Leave the 3-D view a moment to draw its first frame.
+    QObject::connect(&window, &sapiens::studio::MainWindow::resultShown, &window,
+                     [&window, grab] { QTimer::singleShot(1500, &window, grab); });
+    QObject::connect(&window, &sapiens::studio::MainWindow::runFailed, &window,
+                     [] { QCoreApplication::exit(1); });
+  } else {
+    QObject::connect(&window, &sapiens::studio::MainWindow::imageShown, &window, grab);
+  }
+  QObject::connect(&window, &sapiens::studio::MainWindow::imageFailed, &window,
+                   [] { QCoreApplication::exit(1); });
+  QTimer::singleShot(120000, &window, [] {
+    sapiens::logger().error("screenshot: no image was shown within 120 s");
+    QCoreApplication::exit(1);
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sapiens::threads::ensurePassiveOpenMpWait(argc, argv);
+  sapiens::memory::keepLargeBlocksInHeap();
+  if (wantsVersion(argc, argv)) {
+    std::printf("sapiens-studio %s\n", sapiens::versionString().c_str());
+    return 0;
+  }
+
+  sapiens::studio::prepareOpenGl();
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("sapiens2-studio"));
+  QApplication::setApplicationName(QStringLiteral("sapiens-studio"));
+  QApplication::setApplicationDisplayName(QStringLiteral("Sapiens2 Studio"));
+  QApplication::setApplicationVersion(QString::fromStdString(sapiens::versionString()));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QStringLiteral("Sapiens2 Studio - Meta's Sapiens2 human-centric vision models"));
+  parser.addHelpOption();
+  parser.addOption({QStringLiteral("version"), QStringLiteral("Print the version and exit.")});
+  parser.addOption({{QStringLiteral("v"), QStringLiteral("verbose")}, QStringLiteral("Log debug messages.")});
+  parser.addOption({QStringLiteral("threads"),
+                    QStringLiteral("CPU threads for inference (default: all cores)."), QStringLiteral("N"),
+                    QStringLiteral("0")});
+  parser.addOption(
+      {QStringLiteral("screenshot"),
+       QStringLiteral("Once the first image is shown, save the window as a PNG to PATH and quit."),
+       QStringLiteral("PATH")});
+  parser.addOption({QStringLiteral("model"),
+                    QStringLiteral("Load PATH as the TASK model (seg, pose, normal, albedo, pointmap); "
+                                   "repeatable."),
+                    QStringLiteral("TASK=PATH")});
+  parser.addOption({QStringLiteral("run"),
+                    QStringLiteral("Run the tasks of the --model options on every image as it opens.")});
+  parser.addPositionalArgument(
+      QStringLiteral("paths"),
+      QStringLiteral("Image files or folders to open (default: the bundled sample)."),
+      QStringLiteral("[FILE_OR_FOLDER...]"));
+  parser.process(app);
+
+  sapiens::log::Options logOptions;
+  logOptions.console =
+      parser.isSet(QStringLiteral("verbose")) ? sapiens::log::Level::Debug : sapiens::log::Level::Info;
+  sapiens::log::init(logOptions);
+  const int threads = sapiens::threads::configure(parser.value(QStringLiteral("threads")).toInt());
+  sapiens::logger().info("sapiens-studio {} on CPU, {} threads", sapiens::versionString(), threads);
+
+  QStringList paths = parser.positionalArguments();
+  if (paths.isEmpty()) {
+    paths << QString::fromStdString(sapiens::paths::resourceDir() + "/samples/astronaut.png");
+  }
+
+  sapiens::studio::MainWindow window;
+  const bool run = parser.isSet(QStringLiteral("run"));
+  if (parser.isSet(QStringLiteral("screenshot")))
+    armScreenshot(window, parser.value(QStringLiteral("screenshot")), run);
+  const QStringList models = parser.values(QStringLiteral("model"));
+  for (sapiens::Task task : sapiens::studio::kStudioTasks) window.tasksPanel()->setTaskSelected(task, false);
+  for (const QString& spec : models) {
+    const auto task = sapiens::parseTask(spec.section(QLatin1Char('='), 0, 0).toStdString());
+    const QString path = spec.section(QLatin1Char('='), 1);
+    if (!task || path.isEmpty()) {
+      std::fprintf(stderr, "sapiens-studio: --model expects TASK=PATH, got %s\n", qPrintable(spec));
+      return 2;
+    }
+    window.loadCheckpoint(*task, path);
+    window.tasksPanel()->setTaskSelected(*task, true);
+  }
+  if (models.isEmpty()) {
+    window.tasksPanel()->setTaskSelected(sapiens::Task::Seg, true);
+    window.tasksPanel()->setTaskSelected(sapiens::Task::Pose, true);
+  }
+  window.tasksPanel()->setRunsOnOpen(run);
+  window.show();
+  window.openPaths(paths);
+  return app.exec();
+}

@@ -1,0 +1,775 @@
+#include "main_window.h"
+
+#include "inference_session.h"
+#include "media_browser.h"
+#include "model_browser.h"
+#include "tasks_panel.h"
+
+#include "image_view.h"
+#include "log_panel.h"
+#include "point_cloud_view.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/common/paths.h"
+#include "sapiens/common/threads.h"
+#include "sapiens/common/version.h"
+#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/map_png.h"
+#include "sapiens/export/point_cloud.h"
+#include "sapiens/export/seg_classes.h"
+#include "sapiens/media/image_io.h"
+#include "sapiens/model/checkpoint_locator.h"
+
+#include <vtkVersion.h>
+#include <opencv2/core.hpp>
+#include <opencv2/core/version.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDesktopServices>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QUrl>
+
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+namespace sapiens::studio {
+namespace {
+
+const char* const kImageFilter = "Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.exr);;All files (*)";
+constexpr int kStatusMessageMs = 10000;
+
+std::string utf8(const QString& text) {
+  return text.toStdString();
+}
+
+// A dense map picture (BGR) as the view's BGRA colour map: opaque over the person when segmentation
+// ran (the official pictures paint the background a flat colour), everywhere otherwise.
+cv::Mat withForegroundAlpha(const cv::Mat& bgr, const cv::Mat& foreground) {
+  cv::Mat bgra;
+  cv::cvtColor(bgr, bgra, cv::COLOR_BGR2BGRA);
+  if (!foreground.empty()) {
+    cv::Mat alpha = foreground > 0;
+    const int fromTo[] = {0, 3};
+    cv::mixChannels(&alpha, 1, &bgra, 1, fromTo, 1);
+  }
+  return bgra;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setObjectName(QStringLiteral("mainWindow"));
+  setAcceptDrops(true);
+  resize(1200, 760);
+
+  view_ = new widgets::ImageView(this);
+  view_->setObjectName(QStringLiteral("imageView"));
+  setCentralWidget(view_);
+
+  createInference();
+  createDocks();
+  createActions();
+  createStatusBar();
+
+  connect(&loader_, &ImageLoader::loaded, this, &MainWindow::onImageLoaded);
+  connect(&loader_, &ImageLoader::failed, this, &MainWindow::onImageFailed);
+  connect(view_, &widgets::ImageView::imageShown, this, [this] { Q_EMIT imageShown(currentFile_); });
+  connect(media_, &MediaBrowser::fileChosen, this, &MainWindow::showFile);
+  connect(tasksPanel_, &TasksPanel::runRequested, this, &MainWindow::runTasks);
+  connect(tasksPanel_, &TasksPanel::layersChanged, this, &MainWindow::applyLayers);
+
+  restoreSettings();
+  updateTitle();
+  updateExportActions();
+  discoverCheckpoints();
+}
+
+MainWindow::~MainWindow() {
+  background_.clear();
+  background_.waitForDone();
+}
+
+void MainWindow::createInference() {
+  inference_ = new InferenceSession(this);
+  connect(inference_, &InferenceSession::resultReady, this, &MainWindow::onResult);
+  connect(inference_, &InferenceSession::started, this, [this](const QString& path) {
+    statusBar()->showMessage(tr("Running on %1...").arg(QFileInfo(path).fileName()));
+  });
+  connect(inference_, &InferenceSession::runFailed, this, [this](const QString& path, const QString& reason) {
+    if (path != currentFile_) return;
+    statusBar()->showMessage(reason, kStatusMessageMs);
+    Q_EMIT runFailed(reason);
+  });
+  connect(inference_, &InferenceSession::modelLoaded, this, [this](Task task, const QString& path) {
+    statusBar()->showMessage(tr("Loaded the %1 model %2").arg(taskLabel(task), QFileInfo(path).fileName()),
+                             kStatusMessageMs);
+    updateModelLabels();
+    Q_EMIT modelReady(task, path);
+  });
+  connect(inference_, &InferenceSession::modelFailed, this,
+          [this](Task task, const QString&, const QString& reason) {
+            // The worker logged it; the status bar tells the user without stopping them.
+            statusBar()->showMessage(tr("Cannot load the %1 model: %2").arg(taskLabel(task), reason),
+                                     kStatusMessageMs);
+            updateModelLabels();
+            Q_EMIT modelProblem(task, reason);
+          });
+}
+
+void MainWindow::createDocks() {
+  media_ = new MediaBrowser;
+  mediaDock_ = new QDockWidget(tr("Media"), this);
+  mediaDock_->setObjectName(QStringLiteral("mediaDock"));
+  mediaDock_->setWidget(media_);
+  addDockWidget(Qt::LeftDockWidgetArea, mediaDock_);
+
+  models_ = new ModelBrowser;
+  models_->setRoot(QString::fromStdString(paths::checkpointRoot()));
+  modelsDock_ = new QDockWidget(tr("Models"), this);
+  modelsDock_->setObjectName(QStringLiteral("modelsDock"));
+  modelsDock_->setWidget(models_);
+  addDockWidget(Qt::LeftDockWidgetArea, modelsDock_);
+  tabifyDockWidget(mediaDock_, modelsDock_);
+  mediaDock_->raise();
+
+  tasksPanel_ = new TasksPanel;
+  tasksDock_ = new QDockWidget(tr("Tasks && Layers"), this);
+  tasksDock_->setObjectName(QStringLiteral("tasksDock"));
+  tasksDock_->setWidget(tasksPanel_);
+  addDockWidget(Qt::RightDockWidgetArea, tasksDock_);
+
+  cloudView_ = new widgets::PointCloudView;
+  cloudView_->setObjectName(QStringLiteral("pointCloudView"));
+  cloudView_->setMinimumSize(240, 200);
+  cloudDock_ = new QDockWidget(tr("3-D"), this);
+  cloudDock_->setObjectName(QStringLiteral("cloudDock"));
+  cloudDock_->setWidget(cloudView_);
+  addDockWidget(Qt::RightDockWidgetArea, cloudDock_);
+
+  logPanel_ = new widgets::LogPanel;
+  logDock_ = new QDockWidget(tr("Log"), this);
+  logDock_->setObjectName(QStringLiteral("logDock"));
+  logDock_->setWidget(logPanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
+  resizeDocks({mediaDock_}, {260}, Qt::Horizontal);
+  resizeDocks({logDock_}, {150}, Qt::Vertical);
+}
+
+void MainWindow::createActions() {
+  auto makeAction = [this](QMenu* menu, const QString& name, const QString& text,
+                           const QKeySequence& shortcut, auto slot) {
+    QAction* action = menu->addAction(text);
+    action->setObjectName(name);
+    action->setShortcut(shortcut);
+    connect(action, &QAction::triggered, this, slot);
+    return action;
+  };
+
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->setObjectName(QStringLiteral("fileMenu"));
+  makeAction(file, QStringLiteral("actionOpenImage"), tr("&Open Image..."), QKeySequence::Open,
+             [this] { chooseImages(); });
+  makeAction(file, QStringLiteral("actionOpenFolder"), tr("Open &Folder..."),
+             QKeySequence(tr("Ctrl+Shift+O")), [this] { chooseFolder(); });
+  recentMenu_ = file->addMenu(tr("&Recent Files"));
+  recentMenu_->setObjectName(QStringLiteral("recentMenu"));
+  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+  rebuildRecentMenu();
+  createExportActions(file);
+  file->addSeparator();
+  makeAction(file, QStringLiteral("actionQuit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->setObjectName(QStringLiteral("viewMenu"));
+  const std::pair<QDockWidget*, const char*> docks[] = {{mediaDock_, "Ctrl+Shift+M"},
+                                                        {modelsDock_, "Ctrl+Shift+K"},
+                                                        {tasksDock_, "Ctrl+Shift+T"},
+                                                        {cloudDock_, "Ctrl+Shift+P"},
+                                                        {logDock_, "Ctrl+Shift+L"}};
+  for (const auto& [dock, keys] : docks) {
+    QAction* toggle = dock->toggleViewAction();
+    toggle->setObjectName(QStringLiteral("actionToggle") + dock->objectName());
+    toggle->setShortcut(QKeySequence(QString::fromLatin1(keys)));
+    view->addAction(toggle);
+  }
+  view->addSeparator();
+  makeAction(view, QStringLiteral("actionFit"), tr("&Fit to Window"), QKeySequence(Qt::Key_F),
+             [this] { view_->fitToView(); });
+  makeAction(view, QStringLiteral("actionActualSize"), tr("&Actual Size"), QKeySequence(Qt::Key_1),
+             [this] { view_->showActualSize(); });
+  makeAction(view, QStringLiteral("actionZoomIn"), tr("Zoom &In"), QKeySequence::ZoomIn,
+             [this] { view_->zoomIn(); });
+  makeAction(view, QStringLiteral("actionZoomOut"), tr("Zoom &Out"), QKeySequence::ZoomOut,
+             [this] { view_->zoomOut(); });
+  view->addSeparator();
+  makeAction(view, QStringLiteral("actionNextImage"), tr("&Next Image"), QKeySequence(Qt::Key_PageDown),
+             [this] { stepImage(1); });
+  makeAction(view, QStringLiteral("actionPreviousImage"), tr("&Previous Image"), QKeySequence(Qt::Key_PageUp),
+             [this] { stepImage(-1); });
+  makeAction(view, QStringLiteral("actionRefreshModels"), tr("&Rescan Models"), QKeySequence::Refresh,
+             [this] { models_->refresh(); });
+  view->addSeparator();
+  QMenu* themes = view->addMenu(tr("&Theme"));
+  themes->setObjectName(QStringLiteral("themeMenu"));
+  themeGroup_ = new QActionGroup(this);
+  const std::tuple<Theme, QString, const char*> choices[] = {{Theme::System, tr("&System"), "Ctrl+Alt+S"},
+                                                             {Theme::Dark, tr("&Dark"), "Ctrl+Alt+D"},
+                                                             {Theme::Light, tr("&Light"), "Ctrl+Alt+L"}};
+  for (const auto& [theme, text, keys] : choices) {
+    QAction* action =
+        makeAction(themes, QStringLiteral("actionTheme_") + themeName(theme), text,
+                   QKeySequence(QString::fromLatin1(keys)), [this, theme = theme] { setTheme(theme); });
+    action->setCheckable(true);
+    action->setData(themeName(theme));
+    themeGroup_->addAction(action);
+  }
+
+  createModelActions();
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->setObjectName(QStringLiteral("helpMenu"));
+  makeAction(help, QStringLiteral("actionAbout"), tr("&About Sapiens2 Studio"), QKeySequence::HelpContents,
+             [this] { showAbout(); });
+  makeAction(help, QStringLiteral("actionOpenLogFolder"), tr("Open &Log Folder"),
+             QKeySequence(tr("Ctrl+Alt+G")), [this] { openLogFolder(); });
+}
+
+void MainWindow::createStatusBar() {
+  const int threadCount = threads::current();
+  deviceLabel_ = new QLabel(threadCount == 1 ? tr("CPU, 1 thread") : tr("CPU, %1 threads").arg(threadCount));
+  deviceLabel_->setObjectName(QStringLiteral("deviceLabel"));
+  sizeLabel_ = new QLabel;
+  sizeLabel_->setObjectName(QStringLiteral("sizeLabel"));
+  zoomLabel_ = new QLabel;
+  zoomLabel_->setObjectName(QStringLiteral("zoomLabel"));
+  hoverLabel_ = new QLabel;
+  hoverLabel_->setObjectName(QStringLiteral("hoverLabel"));
+  hoverLabel_->setMinimumWidth(
+      hoverLabel_->fontMetrics().horizontalAdvance(QStringLiteral("x 00000  y 00000   B 255  G 255  R 255")));
+  readoutLabel_ = new QLabel;
+  readoutLabel_->setObjectName(QStringLiteral("readoutLabel"));
+  modelLabel_ = new QLabel(tr("no model"));
+  modelLabel_->setObjectName(QStringLiteral("modelLabel"));
+  latencyLabel_ = new QLabel;
+  latencyLabel_->setObjectName(QStringLiteral("latencyLabel"));
+  statusBar()->addPermanentWidget(readoutLabel_);
+  statusBar()->addPermanentWidget(hoverLabel_);
+  statusBar()->addPermanentWidget(sizeLabel_);
+  statusBar()->addPermanentWidget(zoomLabel_);
+  statusBar()->addPermanentWidget(modelLabel_);
+  statusBar()->addPermanentWidget(latencyLabel_);
+  statusBar()->addPermanentWidget(deviceLabel_);
+
+  connect(view_, &widgets::ImageView::zoomChanged, this,
+          [this](double zoom) { zoomLabel_->setText(QStringLiteral("%1%").arg(zoom * 100.0, 0, 'f', 0)); });
+  connect(view_, &widgets::ImageView::pixelHovered, this, [this](const QPoint& pixel, const QColor& color) {
+    hoverLabel_->setText(tr("x %1  y %2   B %3  G %4  R %5")
+                             .arg(pixel.x())
+                             .arg(pixel.y())
+                             .arg(color.blue())
+                             .arg(color.green())
+                             .arg(color.red()));
+    reportHoveredResult(pixel);
+  });
+  connect(view_, &widgets::ImageView::hoverLeft, hoverLabel_, &QLabel::clear);
+  connect(view_, &widgets::ImageView::hoverLeft, readoutLabel_, &QLabel::clear);
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  const Theme theme = themeFromName(settings.value(QStringLiteral("theme")).toString());
+  for (QAction* action : themeGroup_->actions())
+    action->setChecked(action->data().toString() == themeName(theme));
+  if (theme != Theme::System) applyTheme(theme);
+}
+
+void MainWindow::saveSettings() const {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  saveSettings();
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::setTheme(Theme theme) {
+  applyTheme(theme);
+  QSettings().setValue(QStringLiteral("theme"), themeName(theme));
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  const QStringList entries = recent_.entries();
+  for (int i = 0; i < entries.size(); ++i) {
+    const QString path = entries[i];
+    // &1 .. &9, &0: the digit selects the entry while the menu is open.
+    const QString label = QStringLiteral("&%1  %2").arg((i + 1) % 10).arg(QDir::toNativeSeparators(path));
+    QAction* action = recentMenu_->addAction(label);
+    connect(action, &QAction::triggered, this, [this, path] { openPaths({path}); });
+  }
+  if (entries.isEmpty()) recentMenu_->addAction(tr("(none)"))->setEnabled(false);
+  recentMenu_->addSeparator();
+  QAction* clear = recentMenu_->addAction(tr("&Clear Recent Files"));
+  clear->setEnabled(!entries.isEmpty());
+  connect(clear, &QAction::triggered, this, [this] { recent_.clear(); });
+}
+
+QString MainWindow::dialogDirectory() const {
+  const QString last = QSettings().value(QStringLiteral("lastDirectory")).toString();
+  return QFileInfo(last).isDir() ? last : QDir::homePath();
+}
+
+void MainWindow::chooseImages() {
+  const QStringList files =
+      QFileDialog::getOpenFileNames(this, tr("Open Image"), dialogDirectory(), tr(kImageFilter));
+  if (files.isEmpty()) return;
+  QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(files.first()).absolutePath());
+  openPaths(files);
+}
+
+void MainWindow::chooseFolder() {
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Open Folder"), dialogDirectory());
+  if (folder.isEmpty()) return;
+  QSettings().setValue(QStringLiteral("lastDirectory"), folder);
+  openPaths({folder});
+}
+
+void MainWindow::openPaths(const QStringList& paths) {
+  QStringList files;
+  for (const QString& path : paths) {
+    const QFileInfo info(path);
+    if (info.isDir()) {
+      try {
+        const auto images = listImages(utf8(info.absoluteFilePath()), false);
+        if (images.empty()) {
+          logger().warn("no images (png jpg jpeg bmp tif tiff webp exr) in folder {}", utf8(path));
+          statusBar()->showMessage(tr("No images in %1").arg(path), kStatusMessageMs);
+          continue;
+        }
+        for (const auto& image : images) files << QString::fromStdString(image);
+        recent_.add(info.absoluteFilePath());
+        logger().info("opened folder {} ({} images)", utf8(path), images.size());
+      } catch (const std::exception& e) {
+        logger().error("cannot open folder: {}", e.what());
+        statusBar()->showMessage(QString::fromStdString(e.what()), kStatusMessageMs);
+      }
+    } else {
+      // Missing and unreadable files go to the loader too, which reports why.
+      files << info.absoluteFilePath();
+    }
+  }
+  if (files.isEmpty()) return;
+  if (!(files.size() == 1 && media_->files().contains(files.first()))) media_->setFiles(files);
+  showFile(files.first());
+}
+
+void MainWindow::showFile(const QString& path) {
+  inference_->supersede();  // a run for the image being left is no longer wanted
+  statusBar()->showMessage(tr("Loading %1...").arg(QFileInfo(path).fileName()));
+  loader_.load(path);
+}
+
+void MainWindow::stepImage(int delta) {
+  const QStringList files = media_->files();
+  if (files.isEmpty()) return;
+  const int index = int(files.indexOf(currentFile_));
+  const int next = index < 0 ? 0 : int((index + delta + files.size()) % files.size());
+  media_->setCurrentRow(next);  // the browser asks to show it
+}
+
+void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
+  currentFile_ = path;
+  result_.reset();
+  resultImage_ = image;
+  view_->setImage(image);
+  updateExportActions();
+  media_->markCurrent(path);
+  recent_.add(path);
+  sizeLabel_->setText(QStringLiteral("%1 x %2").arg(image.cols).arg(image.rows));
+  statusBar()->clearMessage();
+  updateTitle();
+  logger().info("showing {} ({}x{})", utf8(path), image.cols, image.rows);
+  if (tasksPanel_->runsOnOpen()) runTasks();
+}
+
+void MainWindow::onImageFailed(const QString& path, const QString& reason) {
+  logger().error("cannot open image: {}", utf8(reason));
+  statusBar()->showMessage(reason, kStatusMessageMs);
+  Q_EMIT imageFailed(path, reason);
+}
+
+void MainWindow::updateTitle() {
+  const QString base = tr("Sapiens2 Studio");
+  setWindowTitle(currentFile_.isEmpty() ? base
+                                        : base + QStringLiteral(" - ") + QFileInfo(currentFile_).fileName());
+}
+
+void MainWindow::createModelActions() {
+  QMenu* models = menuBar()->addMenu(tr("&Models"));
+  models->setObjectName(QStringLiteral("modelsMenu"));
+  QAction* run = models->addAction(tr("&Run Tasks"));
+  run->setObjectName(QStringLiteral("actionRun"));
+  run->setShortcut(QKeySequence(tr("Ctrl+R")));
+  connect(run, &QAction::triggered, this, &MainWindow::runTasks);
+  models->addSeparator();
+  for (Task task : kStudioTasks) {
+    QAction* load = models->addAction(tr("Load %1 Checkpoint...").arg(taskLabel(task)));
+    load->setObjectName(QStringLiteral("actionLoadCheckpoint_") + taskLabel(task));
+    connect(load, &QAction::triggered, this, [this, task] { chooseCheckpoint(task); });
+  }
+  models->addSeparator();
+  QAction* discover = models->addAction(tr("&Find Checkpoints"));
+  discover->setObjectName(QStringLiteral("actionDiscoverCheckpoints"));
+  connect(discover, &QAction::triggered, this, [this] {
+    models_->refresh();
+    discoverCheckpoints();
+  });
+}
+
+void MainWindow::createExportActions(QMenu* file) {
+  exportMenu_ = file->addMenu(tr("&Export"));
+  exportMenu_->setObjectName(QStringLiteral("exportMenu"));
+  for (const ExportKindInfo& info : exportKinds()) {
+    QAction* action = exportMenu_->addAction(tr(info.label));
+    action->setObjectName(QStringLiteral("actionExport_") + QLatin1String(info.id));
+    const ExportKind kind = info.kind;
+    connect(action, &QAction::triggered, this, [this, kind] { chooseExport(kind); });
+    exportActions_[kind] = action;
+  }
+}
+
+void MainWindow::discoverCheckpoints() {
+  const std::string root = paths::checkpointRoot();
+  for (Task task : kStudioTasks) {
+    const auto known = inference_->models().find(task);
+    if (known != inference_->models().end() && known->second.loaded) continue;  // the user's choice stays
+    const CheckpointSearch search = findCheckpoint(root, task, "0.4b");
+    if (!search.found) continue;
+    logger().info("found the {} checkpoint {}", taskName(task), *search.found);
+    inference_->setModelPath(task, QString::fromStdString(*search.found));
+  }
+  updateModelLabels();
+}
+
+void MainWindow::chooseCheckpoint(Task task) {
+  const QString start = QString::fromStdString(paths::checkpointRoot());
+  const QString file =
+      QFileDialog::getOpenFileName(this, tr("Load %1 Checkpoint").arg(taskLabel(task)),
+                                   QFileInfo(start).isDir() ? start : dialogDirectory(),
+                                   tr("Sapiens2 checkpoints (*.safetensors);;All files (*)"));
+  if (!file.isEmpty()) loadCheckpoint(task, file);
+}
+
+void MainWindow::loadCheckpoint(Task task, const QString& path) {
+  statusBar()->showMessage(tr("Loading the %1 model %2...").arg(taskLabel(task), QFileInfo(path).fileName()));
+  inference_->loadModel(task, path);
+}
+
+void MainWindow::runTasks() {
+  if (!view_->hasImage() || currentFile_.isEmpty()) {
+    statusBar()->showMessage(tr("Open an image first"), kStatusMessageMs);
+    return;
+  }
+  const TaskSet tasks = tasksPanel_->selectedTasks();
+  if (tasks == 0) {
+    statusBar()->showMessage(tr("Check at least one task in the Tasks & Layers dock"), kStatusMessageMs);
+    return;
+  }
+  inference_->request(currentFile_, view_->image(), tasks);
+}
+
+void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs,
+                          bool fromCache) {
+  if (path != currentFile_) return;
+  result_ = result;
+  QStringList perTask;
+  for (Task task : kStudioTasks) {
+    if (!contains(tasks, task)) continue;
+    const auto ms = result.inferenceMs.find(task);
+    if (ms != result.inferenceMs.end())
+      perTask << QStringLiteral("%1 %2 ms").arg(taskLabel(task)).arg(ms->second, 0, 'f', 0);
+  }
+  latencyLabel_->setText(fromCache ? tr("cached") : tr("%1 ms").arg(wallMs, 0, 'f', 0));
+  latencyLabel_->setToolTip(perTask.join(QStringLiteral(", ")));
+  statusBar()->clearMessage();
+  updateModelLabels();
+  applyLayers();
+  updateExportActions();
+  if (result.has(Task::Pointmap)) showPointCloud();
+  logger().info("results for {}: {}{}", utf8(QFileInfo(path).fileName()),
+                utf8(perTask.join(QStringLiteral(", "))), fromCache ? " (cached)" : "");
+  Q_EMIT resultShown(path);
+}
+
+void MainWindow::applyLayers() {
+  if (!result_) return;
+  const FrameResult& result = *result_;
+  const cv::Mat foreground = result.has(Task::Seg) ? result.segLabels : cv::Mat();
+  view_->setMaskLayer(result.has(Task::Seg) ? result.segLabels : cv::Mat());
+  view_->setMaskPalette(tasksPanel_->maskPalette());
+  view_->setMaskOpacity(tasksPanel_->maskOpacity());
+  view_->setMaskVisible(tasksPanel_->maskVisible());
+
+  cv::Mat dense;
+  switch (tasksPanel_->denseLayer()) {
+    case DenseLayer::None:
+      break;
+    case DenseLayer::Normal:
+      if (result.has(Task::Normal))
+        dense = withForegroundAlpha(normalMapImage(result.normal, foreground), foreground);
+      break;
+    case DenseLayer::Albedo:
+      if (result.has(Task::Albedo))
+        dense = withForegroundAlpha(albedoImage(result.albedo, foreground), foreground);
+      break;
+    case DenseLayer::Depth:
+      if (result.has(Task::Pointmap)) {
+        const auto range = foregroundDepthRange(result.pointmap, foreground);
+        dense = withForegroundAlpha(depthImage(result.pointmap, foreground, range), foreground);
+      }
+      break;
+  }
+  view_->setColorMapLayer(dense);
+  view_->setColorMapOpacity(tasksPanel_->denseOpacity());
+
+  view_->setPoses(result.poses);
+  view_->setKeypointThreshold(tasksPanel_->keypointThreshold());
+  view_->setPosesVisible(tasksPanel_->keypointsVisible());
+  view_->setBoxesVisible(tasksPanel_->boxesVisible());
+}
+
+void MainWindow::showPointCloud() {
+  const quint64 generation = ++cloudGeneration_;
+  const FrameResult frame = *result_;
+  const cv::Mat image = resultImage_;
+  background_.start([this, generation, frame, image] {
+    auto cloud = std::make_shared<PointCloud>();
+    QString error;
+    try {
+      *cloud = buildPointCloud(frame, image);
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    // `this` outlives the task: the destructor waits for the pool.
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation, cloud, error] {
+          if (generation != cloudGeneration_) return;
+          if (!error.isEmpty()) {
+            logger().error("cannot build the point cloud: {}", utf8(error));
+            statusBar()->showMessage(error, kStatusMessageMs);
+            return;
+          }
+          cloudView_->setPoints(cloud->positions.data(),
+                                cloud->colors.empty() ? nullptr : cloud->colors.data(), cloud->vertexCount());
+          Q_EMIT pointCloudShown(qulonglong(cloud->vertexCount()));
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void MainWindow::updateExportActions() {
+  exportMenu_->setEnabled(result_.has_value());
+  for (const auto& [kind, action] : exportActions_) {
+    action->setEnabled(result_ && result_->has(exportKindInfo(kind).task));
+  }
+}
+
+void MainWindow::updateModelLabels() {
+  QStringList names;
+  QString device;
+  QString dtype;
+  for (const auto& [task, state] : inference_->models()) {
+    if (state.path.isEmpty()) continue;
+    names << QStringLiteral("%1: %2%3")
+                 .arg(taskLabel(task), QFileInfo(state.path).fileName(),
+                      state.loaded ? QString() : tr(" (not loaded yet)"));
+    if (state.loaded) {
+      device = state.device;
+      dtype = state.dtype;
+    }
+  }
+  modelLabel_->setText(names.isEmpty() ? tr("no model") : names.join(QStringLiteral(", ")));
+  const int threadCount = threads::current();
+  QString where = device.isEmpty() || device == QStringLiteral("cpu")
+                      ? (threadCount == 1 ? tr("CPU, 1 thread") : tr("CPU, %1 threads").arg(threadCount))
+                      : device.toUpper();
+  if (!dtype.isEmpty()) where += QStringLiteral(", ") + dtype;
+  deviceLabel_->setText(where);
+}
+
+void MainWindow::reportHoveredResult(const QPoint& pixel) {
+  if (!result_ || pixel.x() >= result_->width || pixel.y() >= result_->height) {
+    readoutLabel_->clear();
+    return;
+  }
+  const FrameResult& result = *result_;
+  QStringList parts;
+  if (result.has(Task::Seg)) {
+    const int label = result.segLabels.at<std::uint8_t>(pixel.y(), pixel.x());
+    const SegClasses& classes = seg29();
+    parts << (std::size_t(label) < classes.size() ? QString::fromStdString(classes.names[std::size_t(label)])
+                                                  : tr("class %1").arg(label));
+  }
+  if (!result.poses.empty()) {
+    const KeypointMetadata& metadata = keypoints308();
+    const double threshold = tasksPanel_->keypointThreshold();
+    double best = std::numeric_limits<double>::infinity();
+    QString nearest;
+    for (const PoseInstance& pose : result.poses) {
+      for (std::size_t i = 0; i < pose.keypoints.size() && i < pose.scores.size(); ++i) {
+        if (pose.scores[i] < threshold) continue;
+        const double d =
+            std::hypot(pose.keypoints[i][0] - (pixel.x() + 0.5), pose.keypoints[i][1] - (pixel.y() + 0.5));
+        if (d < best) {
+          best = d;
+          const QString name =
+              i < metadata.size() ? QString::fromStdString(metadata.names[i]) : QStringLiteral("#%1").arg(i);
+          nearest = tr("%1 %2").arg(name).arg(double(pose.scores[i]), 0, 'f', 2);
+        }
+      }
+    }
+    if (!nearest.isEmpty()) parts << nearest;
+  }
+  if (result.has(Task::Pointmap)) {
+    const cv::Vec3f point = result.pointmap.at<cv::Vec3f>(pixel.y(), pixel.x());
+    parts << tr("depth %1 m").arg(double(point[2]), 0, 'f', 2);
+  }
+  if (result.has(Task::Normal)) {
+    const cv::Vec3f n = result.normal.at<cv::Vec3f>(pixel.y(), pixel.x());
+    parts << tr("normal %1 %2 %3")
+                 .arg(double(n[0]), 0, 'f', 2)
+                 .arg(double(n[1]), 0, 'f', 2)
+                 .arg(double(n[2]), 0, 'f', 2);
+  }
+  readoutLabel_->setText(parts.join(QStringLiteral("   ")));
+}
+
+void MainWindow::chooseExport(ExportKind kind) {
+  if (!result_) return;
+  const ExportKindInfo& info = exportKindInfo(kind);
+  const QFileInfo image(currentFile_);
+  const QString suggested =
+      QDir(dialogDirectory()).filePath(image.completeBaseName() + QString::fromLatin1(info.suffix));
+  // Non-native and window-modal (open(), not exec()): the GUI keeps running while it is up.
+  auto* dialog = new QFileDialog(this, tr("Export"), suggested, tr(info.filter));
+  dialog->setObjectName(QStringLiteral("exportDialog"));
+  dialog->setAcceptMode(QFileDialog::AcceptSave);
+  dialog->setOption(QFileDialog::DontUseNativeDialog);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->selectFile(suggested);
+  connect(dialog, &QFileDialog::fileSelected, this, [this, kind](const QString& path) {
+    QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(path).absolutePath());
+    exportResult(kind, path);
+  });
+  dialog->open();
+}
+
+void MainWindow::exportResult(ExportKind kind, const QString& path) {
+  if (!result_) {
+    const QString error = tr("Nothing to export: run the tasks first");
+    statusBar()->showMessage(error, kStatusMessageMs);
+    Q_EMIT exportFinished(path, error);
+    return;
+  }
+  ExportRequest request;
+  request.kind = kind;
+  request.path = utf8(path);
+  request.frame = *result_;
+  request.imageBgr = resultImage_;
+  request.imageName = utf8(QFileInfo(currentFile_).fileName());
+  request.keypointThreshold = float(tasksPanel_->keypointThreshold());
+  statusBar()->showMessage(tr("Writing %1...").arg(QFileInfo(path).fileName()));
+  background_.start([this, request, path] {
+    QString error;
+    try {
+      writeExport(request);
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, path, error] {
+          if (error.isEmpty()) {
+            logger().info("exported {}", utf8(path));
+            statusBar()->showMessage(tr("Wrote %1").arg(path), kStatusMessageMs);
+          } else {
+            logger().error("export failed: {}", utf8(error));
+            statusBar()->showMessage(error, kStatusMessageMs);
+          }
+          Q_EMIT exportFinished(path, error);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void MainWindow::showAbout() {
+  QString components;
+  auto row = [&components](const QString& name, const QString& version) {
+    components +=
+        QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(name.toHtmlEscaped(), version.toHtmlEscaped());
+  };
+  for (const auto& [name, version] : componentVersions()) {
+    row(QString::fromStdString(name), QString::fromStdString(version));
+  }
+  row(QStringLiteral("Qt"), QString::fromLatin1(qVersion()));
+  row(QStringLiteral("VTK"), QString::fromLatin1(vtkVersion::GetVTKVersion()));
+  row(QStringLiteral("OpenCV"), QStringLiteral(CV_VERSION));
+  QMessageBox::about(
+      this, tr("About Sapiens2 Studio"),
+      tr("<h3>Sapiens2 Studio %1</h3><p>Meta's Sapiens2 human-centric vision models: pose, body-part "
+         "segmentation, surface normals, albedo and pointmaps.</p><table>%2</table>")
+          .arg(QString::fromStdString(versionString()).toHtmlEscaped(), components));
+}
+
+void MainWindow::openLogFolder() {
+  const QString folder = QString::fromStdString(log::logDirectory());
+  QDir().mkpath(folder);
+  if (!QDesktopServices::openUrl(QUrl::fromLocalFile(folder))) {
+    statusBar()->showMessage(tr("Log folder: %1").arg(folder), kStatusMessageMs);
+    logger().warn("no file manager to open the log folder {}", utf8(folder));
+  }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const QList<QUrl> urls = event->mimeData()->urls();
+  for (const QUrl& url : urls) {
+    if (url.isLocalFile()) return event->acceptProposedAction();
+  }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList paths;
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) paths << url.toLocalFile();
+  }
+  if (paths.isEmpty()) return;
+  event->acceptProposedAction();
+  openPaths(paths);
+}
+
+}  // namespace sapiens::studio

@@ -1,0 +1,36 @@
+# Every third-party package, found once. Debian 12 packages (scripts/install-deps) provide them all;
+# a CUDA build points CMAKE_PREFIX_PATH at the official LibTorch instead of Debian's.
+find_package(Torch REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(CLI11 QUIET CONFIG)
+if(NOT CLI11_FOUND AND EXISTS /usr/include/CLI/CLI.hpp)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+endif()
+
+# Torch's CMake config leaks -D_GLIBCXX_USE_CXX11_ABI and include paths through TORCH_CXX_FLAGS;
+# the imported `torch` target already carries both, so use the target only.
+set(SAPIENS_TORCH_HAS_CUDA OFF)
+if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)
+  set(SAPIENS_TORCH_HAS_CUDA ON)
+endif()
+message(STATUS "LibTorch ${Torch_VERSION} (CUDA: ${SAPIENS_TORCH_HAS_CUDA})")
+
+if(SAPIENS_BUILD_MEDIA)
+  find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs objdetect)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
+endif()
+
+if(SAPIENS_BUILD_GUI)
+  find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets OpenGL OpenGLWidgets)
+  # Only the VTK modules that do not drag Debian's Qt 5 build of VTK's Qt support in.
+  find_package(VTK REQUIRED COMPONENTS CommonCore CommonDataModel RenderingCore RenderingOpenGL2
+                                       InteractionStyle RenderingFreeType IOPLY)
+endif()
+if(SAPIENS_BUILD_TESTS)
+  find_package(Qt6 REQUIRED COMPONENTS Core Test)
+  if(NOT SAPIENS_BUILD_GUI)
+    find_package(VTK QUIET COMPONENTS CommonCore CommonDataModel IOPLY)
+  endif()
+endif()

@@ -1,0 +1,18 @@
+#pragma once
+// Where things live on disk.
+
+#include <string>
+
+namespace sapiens::paths {
+
+/// $HOME, or the password database's home folder.
+std::string home();
+/// $SAPIENS_CHECKPOINT_ROOT, else ~/sapiens2_host (the official layout: pose/ seg/ normal/ pointmap/ ...).
+std::string checkpointRoot();
+/// Folder with keypoints308.json, seg29.json and the bundled samples: $SAPIENS_RESOURCE_DIR, the
+/// installed share/sapiens2-studio, or the source tree's resources/ (in that order of existence).
+std::string resourceDir();
+/// $XDG_DATA_HOME/sapiens2-studio or ~/.local/share/sapiens2-studio (created on demand).
+std::string userDataDir();
+
+}  // namespace sapiens::paths

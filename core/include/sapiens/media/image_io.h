@@ -1,0 +1,38 @@
+#pragma once
+// Still images from disk, as the models and views expect them: 8-bit, 3-channel BGR (what cv::imread
+// gives the official Python demos), with the EXIF orientation applied.
+
+#include "sapiens/media/media_error.h"
+
+#include <opencv2/core/mat.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sapiens {
+
+/// Images with more pixels than this are refused before decoding (16384 x 16384; 768 MB as BGR).
+inline constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
+
+/// Reads an image as CV_8UC3 BGR. Grayscale is expanded, alpha dropped, 16-bit scaled down (as
+/// cv::imread does), float formats (EXR, Radiance HDR, PFM) clamped to [0, 1] and sRGB-encoded.
+/// PNG, JPEG, BMP, TIFF and EXR headers are checked against kMaxImagePixels before anything is
+/// decoded. Throws MediaError naming the file: missing, a folder, unreadable, empty, not an image,
+/// or too large.
+cv::Mat readImageBgr(const std::string& path);
+
+/// readImageBgr's checks and conversions, but at most `maxSide` pixels wide and high (aspect kept; never
+/// enlarged). JPEGs are decoded at a reduced scale, so this is much faster than reading and resizing.
+cv::Mat readImageThumbnailBgr(const std::string& path, int maxSide);
+
+/// True when the file name ends in an image extension listImages picks up (case-insensitive):
+/// png jpg jpeg bmp tif tiff webp exr.
+bool hasImageExtension(const std::string& path);
+
+/// Image files in `folder` (and its sub-folders when `recursive`), chosen by extension, sorted by
+/// path ignoring case. Hidden files and folders (name starting with '.') are skipped. Throws MediaError when
+/// `folder` is missing or not a folder.
+std::vector<std::string> listImages(const std::string& folder, bool recursive);
+
+}  // namespace sapiens

@@ -1,0 +1,91 @@
+#pragma once
+// A Sapiens2 model: its architecture plus named parameter tensors (exactly the checkpoint's keys), run
+// by plain ATen functions. Loading is strict and needs no configuration; the forward pass reproduces
+// the official implementation's numerics, including its bfloat16 rotary embedding.
+
+#include "sapiens/model/architecture.h"
+#include "sapiens/model/task.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sapiens {
+
+struct ModelOptions {
+  std::string device = "cpu";                ///< "cpu", "cuda", "cuda:N" or "auto"
+  std::optional<c10::ScalarType> dtype;      ///< default: fp32 on the CPU, bf16 on CUDA
+  std::optional<Task> expectedTask;          ///< refuse files of another task
+  std::optional<Architecture> expectedArch;  ///< check against this instead of the inferred one
+};
+
+/// Precision of the rotary position embedding. The official model computes it in bfloat16; Float32
+/// exists only to show that the parity tests notice the difference.
+enum class RopePrecision { BFloat16, Float32 };
+
+struct ForwardOptions {
+  bool intermediates = false;  ///< also return patch_embed_out, block0_*, gqa_block_*, last_block_out, rope_*
+  bool inferenceMode = true;   ///< false keeps autograd available (fine-tuning)
+  RopePrecision ropePrecision = RopePrecision::BFloat16;
+};
+
+/// Named forward results, in the order they were produced. Names as in the golden io.safetensors:
+/// backbone_out, backbone_featmap (backbone models), pose_heatmaps, seg_logits, normal, albedo, pointmap,
+/// scale, and the intermediates.
+class ModelOutputs {
+ public:
+  void add(std::string name, at::Tensor tensor);
+  bool contains(std::string_view name) const;
+  /// Throws std::out_of_range naming the missing output.
+  const at::Tensor& get(std::string_view name) const;
+  const std::vector<std::pair<std::string, at::Tensor>>& all() const { return tensors_; }
+
+ private:
+  std::vector<std::pair<std::string, at::Tensor>> tensors_;
+};
+
+class Model {
+ public:
+  /// Reads a .safetensors checkpoint (pretrain = backbone only, or backbone + task head). Every missing,
+  /// unexpected and mis-shaped tensor is reported in one ModelFormatError naming the file.
+  static Model load(const std::string& path, const ModelOptions& options = {});
+  /// Random weights with the official initialisation scheme (for benchmarks and fresh heads); the
+  /// same seed gives the same weights on every device.
+  static Model random(const Architecture& arch, const ModelOptions& options = {}, std::uint64_t seed = 0);
+
+  const Architecture& architecture() const { return arch_; }
+  Task task() const { return arch_.task; }
+  const c10::Device& device() const { return device_; }
+  c10::ScalarType dtype() const { return dtype_; }
+  /// The file it came from ("" for random models).
+  const std::string& source() const { return source_; }
+
+  /// Keys exactly as in the checkpoint (`backbone.`/`decode_head.` prefixes for task models). The
+  /// tensors are the ones the forward pass reads: modifying them in place changes the model.
+  std::map<std::string, at::Tensor>& parameters() { return parameters_; }
+  const std::map<std::string, at::Tensor>& parameters() const { return parameters_; }
+
+  /// `input`: (B, 3, H, W) normalised RGB, H and W multiples of architecture().backbone.inputMultiple().
+  /// Moved to the model's device and dtype. Throws ModelRunError for an unusable shape.
+  ModelOutputs forward(const at::Tensor& input, const ForwardOptions& options = {}) const;
+
+ private:
+  Model(Architecture arch, std::map<std::string, at::Tensor> parameters, c10::Device device,
+        c10::ScalarType dtype, std::string source);
+
+  Architecture arch_;
+  std::map<std::string, at::Tensor> parameters_;
+  c10::Device device_;
+  c10::ScalarType dtype_;
+  std::string source_;
+};
+
+}  // namespace sapiens

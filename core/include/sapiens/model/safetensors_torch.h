@@ -1,0 +1,37 @@
+#pragma once
+// safetensors <-> at::Tensor.
+
+#include "sapiens/model/safetensors.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sapiens {
+
+c10::ScalarType toScalarType(StDType dtype);
+/// Throws std::invalid_argument for a scalar type the format cannot store.
+StDType toStDType(c10::ScalarType type);
+
+/// A CPU tensor holding one entry. When `as` is unset or equals the stored dtype and the bytes are
+/// suitably aligned, the tensor aliases the mapping (zero-copy) and shares ownership of it, so it
+/// stays valid after `file` is destroyed. The mapping is read-only: modifying such a tensor in place
+/// crashes, call .clone() first. Otherwise (and always for BOOL, normalised to 0/1) the data is
+/// converted into a fresh tensor of dtype `as`.
+at::Tensor loadTensor(const SafetensorsFile& file, const TensorEntry& entry,
+                      std::optional<c10::ScalarType> as = std::nullopt);
+
+using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+
+/// Writes tensors (any device, made contiguous on the CPU) atomically: a temporary file in the same
+/// folder, flushed, then renamed over `path`. Throws SafetensorsError on I/O failure (e.g. disk full),
+/// leaving any previous file at `path` untouched.
+void saveSafetensors(const std::string& path, const NamedTensors& tensors,
+                     const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace sapiens

@@ -1,0 +1,20 @@
+#pragma once
+// What a Sapiens2 model computes: the bare backbone (pretrain checkpoints) or one of the task heads.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sapiens {
+
+enum class Task { Backbone, Pose, Seg, Normal, Albedo, Pointmap };
+
+/// "backbone", "pose", "seg", "normal", "albedo", "pointmap".
+std::string_view taskName(Task task);
+/// Accepts the names above (case-insensitive) and the aliases "pretrain" and "segmentation".
+std::optional<Task> parseTask(std::string_view text);
+/// Every task, in declaration order.
+const std::vector<Task>& allTasks();
+
+}  // namespace sapiens

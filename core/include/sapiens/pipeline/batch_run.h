@@ -1,0 +1,81 @@
+#pragma once
+// `sapiens-cli run` as a library call: pictures (files or folders) through the chosen task models, with
+// every result exported per picture and a results.json manifest. A bad picture is reported and skipped;
+// a model that cannot be loaded fails its task only. Front ends supply progress and cancellation.
+
+#include "sapiens/export/ply.h"
+#include "sapiens/model/task.h"
+#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/pipeline/preprocess.h"
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sapiens {
+
+struct BatchRunOptions {
+  std::vector<std::string> inputs;  ///< image files and folders (searched recursively, sorted)
+  std::vector<Task> tasks;          ///< run in dependency order: seg, pose, normal, albedo, pointmap
+  std::string outputDir;
+
+  std::map<Task, std::string> modelPaths;  ///< explicit checkpoints; others are looked up in modelDir
+  std::string modelDir;                    ///< default: paths::checkpointRoot()
+  std::string size = "0.4b";               ///< preferred official size when looking up
+  std::string device = "auto";
+  std::string dtype;                       ///< "" = the device's default (fp32 CPU, bf16 CUDA)
+  std::optional<InputSize> inputSize;      ///< default: 768 x 1024, or what the checkpoint fixes
+
+  float keypointThreshold = 0.3f;
+  std::vector<BoundingBox> personBoxes;  ///< user boxes for pose, applied to every picture
+  PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
+  bool plyFaces = false;
+  bool overlays = true;
+};
+
+struct BatchProgress {
+  std::size_t index = 0;  ///< 0-based index of the picture starting now; == total when finished
+  std::size_t total = 0;
+  std::string input;
+};
+
+struct BatchCallbacks {
+  std::function<void(const BatchProgress&)> onProgress;
+  std::function<bool()> isCancelled;
+};
+
+struct InputOutcome {
+  std::string input;
+  bool ok = false;
+  std::string error;
+  std::map<std::string, std::string> outputs;  ///< kind ("seg", "seg_overlay", "ply", ...) -> file
+  std::map<Task, double> inferenceMs;
+  std::string personBoxSource;
+};
+
+struct BatchSummary {
+  std::vector<InputOutcome> inputs;
+  std::vector<std::string> taskErrors;  ///< models that could not be loaded, one sentence each
+  std::vector<Task> tasksRun;
+  std::string manifestPath;
+  bool cancelled = false;
+
+  std::size_t failedCount() const;
+};
+
+/// Expands folders into their images (recursive, sorted); files are kept as given, missing ones too
+/// (they fail when read, with their own message).
+std::vector<std::string> expandInputs(const std::vector<std::string>& inputs);
+
+/// The default network input for a model: 768 x 1024, unless the pointmap scale branch fixes another
+/// token grid (its first linear layer's width), then the 3:4 size that gives that grid.
+InputSize defaultInputSize(const class Model& model);
+
+/// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
+/// per-picture and per-task problems are in the summary and the manifest.
+BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks = {});
+
+}  // namespace sapiens

@@ -1,0 +1,53 @@
+#pragma once
+// What running the models on one picture produces, as plain data on the CPU, in the picture's own pixel
+// grid. Produced by the pipeline, consumed by views, exporters and tests alike.
+
+#include "sapiens/model/task.h"
+
+#include <opencv2/core/mat.hpp>
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sapiens {
+
+struct BoundingBox {
+  float x1 = 0, y1 = 0, x2 = 0, y2 = 0;  ///< image pixels, inclusive corners as the official demo uses
+  float width() const { return x2 - x1; }
+  float height() const { return y2 - y1; }
+};
+
+/// One person from the top-down pose model.
+struct PoseInstance {
+  BoundingBox bbox;
+  std::string bboxSource;                         ///< "user", "segmentation", "detector", "full-image"
+  std::vector<std::array<double, 2>> keypoints;   ///< 308 (x, y) in image pixels
+  std::vector<float> scores;                      ///< raw heatmap maxima, as the official decoder reports
+};
+
+/// Pinhole intrinsics implied by the pointmap model (image pixels).
+struct Intrinsics {
+  double fx = 0, fy = 0, cx = 0, cy = 0;
+};
+
+struct FrameResult {
+  int width = 0;   ///< image size all maps below are in
+  int height = 0;
+
+  std::vector<PoseInstance> poses;  ///< empty when pose did not run
+  cv::Mat segLabels;                ///< CV_8UC1 class index 0..28 (0 = background); empty when seg did not run
+  cv::Mat normal;                   ///< CV_32FC3 unit vectors (x, y, z), camera frame
+  cv::Mat albedo;                   ///< CV_32FC3 RGB in [0, 1]
+  cv::Mat pointmap;                 ///< CV_32FC3 metric (X, Y, Z) = canonical / scale
+  std::optional<float> pointmapScale;
+  std::optional<Intrinsics> intrinsics;
+
+  std::map<Task, double> inferenceMs;  ///< model time per task
+
+  bool has(Task task) const;
+};
+
+}  // namespace sapiens

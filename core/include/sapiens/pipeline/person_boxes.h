@@ -1,0 +1,48 @@
+#pragma once
+// Person boxes for top-down pose, without an external detector. In order of preference:
+//   user          boxes the user gave (--bbox, a JSON file, drawn in the GUI)
+//   segmentation  connected components of the body-part segmentation's foreground
+//   detector      OpenCV's HOG people detector (ships with OpenCV; weak on partial bodies)
+//   full-image    [0, 0, W-1, H-1], the official demo's fallback when its detector finds nobody
+
+#include "sapiens/pipeline/frame_result.h"
+
+#include <opencv2/core/mat.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sapiens {
+
+struct SourcedBox {
+  BoundingBox box;
+  std::string source;  ///< "user", "segmentation", "detector", "full-image"
+};
+
+struct SegmentationBoxOptions {
+  double minAreaFraction = 0.005;    ///< drop components smaller than this share of the image
+  double minShareOfLargest = 0.05;   ///< ... or than this share of the largest person
+  double closeFraction = 0.02;       ///< closing kernel (of the image diagonal) that joins a person's parts
+};
+
+/// One box per person-sized connected foreground region (labels > 0), largest first.
+std::vector<BoundingBox> boxesFromSegmentation(const cv::Mat& labels, const SegmentationBoxOptions& options = {});
+
+/// OpenCV's default HOG people detector, with non-maximum suppression; best score first.
+std::vector<BoundingBox> detectPeopleHog(const cv::Mat& bgr);
+
+BoundingBox fullImageBox(int width, int height);
+
+struct PersonBoxRequest {
+  std::vector<BoundingBox> userBoxes;
+  const cv::Mat* segLabels = nullptr;  ///< when segmentation ran on this image
+  bool useDetector = true;
+};
+
+/// The first non-empty source in the order above; never empty.
+std::vector<SourcedBox> choosePersonBoxes(const cv::Mat& bgr, const PersonBoxRequest& request);
+
+/// "x1,y1,x2,y2" -> box; throws std::invalid_argument with the text on malformed or empty boxes.
+BoundingBox parseBox(const std::string& text);
+
+}  // namespace sapiens

@@ -1,0 +1,61 @@
+#include "sapiens/common/threads.h"
+
+#include "sapiens/common/log.h"
+
+#include <ATen/Parallel.h>
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace sapiens::threads {
+
+int defaultCount() {
+  if (const char* env = std::getenv("SAPIENS_NUM_THREADS"); env && *env) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && n > 0 && n <= 1024) return static_cast<int>(n);
+    logger().warn("ignoring SAPIENS_NUM_THREADS='{}': not a thread count between 1 and 1024", env);
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int configure(int n) {
+  if (n <= 0) n = defaultCount();
+  at::set_num_threads(n);
+  // The inter-op pool can be sized once per process only, before it is first used.
+  static std::once_flag interOpOnce;
+  std::call_once(interOpOnce, [] {
+    try {
+      at::set_num_interop_threads(1);
+    } catch (const std::exception&) {
+    }
+  });
+  logger().debug("intra-op threads: {}", at::get_num_threads());
+  return at::get_num_threads();
+}
+
+int current() { return at::get_num_threads(); }
+
+void ensurePassiveOpenMpWait(int argc, char** argv) {
+  (void)argc;
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("SAPIENS_NO_REEXEC")) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  // A second guard against loops, should the variable be scrubbed by something in between.
+  setenv("SAPIENS_NO_REEXEC", "1", 1);
+  execv("/proc/self/exe", argv);
+  // exec failed (e.g. /proc not mounted): carry on with the default policy.
+}
+
+}  // namespace sapiens::threads

@@ -1,0 +1,36 @@
+#include "sapiens/export/mask_png.h"
+
+#include "export/file_extension.h"
+#include "sapiens/export/export_error.h"
+#include "sapiens/export/image_file.h"
+#include "sapiens/export/overlay.h"
+
+#include <opencv2/core.hpp>
+
+#include <stdexcept>
+
+namespace sapiens {
+
+void writeLabelPng(const std::string& path, const cv::Mat& labels) {
+  if (labels.empty() || labels.type() != CV_8UC1) {
+    throw ExportError(path,
+                      "a label PNG takes CV_8UC1 class indices, not " +
+                          (labels.empty() ? std::string("an empty map") : cv::typeToString(labels.type())));
+  }
+  // Lossless whatever the name says: a label map in JPEG would invent classes.
+  if (lowerExtension(path) != ".png") throw ExportError(path, "label maps are written as .png only");
+  writeImageFile(path, labels);
+}
+
+void writeSegmentationOverlay(const std::string& path, const cv::Mat& imageBgr, const cv::Mat& labels,
+                              const SegClasses& classes) {
+  cv::Mat overlay;
+  try {
+    overlay = segmentationOverlay(imageBgr, labels, classes);
+  } catch (const std::invalid_argument& error) {
+    throw ExportError(path, error.what());
+  }
+  writeImageFile(path, overlay);
+}
+
+}  // namespace sapiens

@@ -1,0 +1,120 @@
+#include "sapiens/export/overlay.h"
+
+#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/seg_classes.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace sapiens {
+
+namespace {
+
+const cv::Scalar kBoxColor(0, 255, 0);  // BGR green
+
+std::string describe(const cv::Mat& matrix) {
+  if (matrix.empty()) return "empty";
+  return std::to_string(matrix.cols) + "x" + std::to_string(matrix.rows) + " " +
+         cv::typeToString(matrix.type());
+}
+
+/// The pixel a keypoint is drawn at: NumPy's round (half to even), as the official script; nothing for a
+/// non-finite or out-of-range coordinate.
+std::optional<cv::Point> roundedPoint(const std::array<double, 2>& point) {
+  if (!std::isfinite(point[0]) || !std::isfinite(point[1])) return std::nullopt;
+  constexpr double kLimit = 1 << 30;
+  if (std::abs(point[0]) > kLimit || std::abs(point[1]) > kLimit) return std::nullopt;
+  return cv::Point(static_cast<int>(std::nearbyint(point[0])), static_cast<int>(std::nearbyint(point[1])));
+}
+
+}  // namespace
+
+PoseDrawStyle poseDrawStyleFor(cv::Size imageSize, float keypointThreshold) {
+  const double scale = std::max(imageSize.width, imageSize.height) / 1024.0;
+  PoseDrawStyle style;
+  style.keypointThreshold = keypointThreshold;
+  style.radius = std::max(1, static_cast<int>(std::lround(8 * scale)));
+  style.thickness = std::max(1, static_cast<int>(std::lround(8 * scale)));
+  style.boxThickness = std::max(1, static_cast<int>(std::lround(2 * scale)));
+  return style;
+}
+
+void drawPoses(cv::Mat& imageBgr, const std::vector<PoseInstance>& poses, const KeypointMetadata& metadata,
+               const PoseDrawStyle& style) {
+  if (imageBgr.empty() || imageBgr.type() != CV_8UC3) {
+    throw std::invalid_argument("poses are drawn on a CV_8UC3 picture, not " + describe(imageBgr));
+  }
+  const cv::Rect inside(0, 0, imageBgr.cols, imageBgr.rows);
+  for (std::size_t p = 0; p < poses.size(); ++p) {
+    const PoseInstance& pose = poses[p];
+    if (pose.keypoints.size() > metadata.size() || pose.scores.size() != pose.keypoints.size()) {
+      throw std::invalid_argument("pose " + std::to_string(p) + " has " +
+                                  std::to_string(pose.keypoints.size()) + " keypoints and " +
+                                  std::to_string(pose.scores.size()) + " scores; the layout has " +
+                                  std::to_string(metadata.size()) + " keypoints");
+    }
+    if (style.boxThickness > 0) {
+      const auto corner1 = roundedPoint({pose.bbox.x1, pose.bbox.y1});
+      const auto corner2 = roundedPoint({pose.bbox.x2, pose.bbox.y2});
+      if (corner1 && corner2)
+        cv::rectangle(imageBgr, *corner1, *corner2, kBoxColor, style.boxThickness, cv::LINE_8);
+    }
+
+    // Where each keypoint is drawn, if it is: score >= threshold and inside the picture.
+    std::vector<std::optional<cv::Point>> drawn(pose.keypoints.size());
+    for (std::size_t k = 0; k < pose.keypoints.size(); ++k) {
+      if (!(pose.scores[k] >= style.keypointThreshold)) continue;
+      const auto point = roundedPoint(pose.keypoints[k]);
+      if (point && inside.contains(*point)) drawn[k] = point;
+    }
+    for (std::size_t l = 0; l < metadata.skeletonLinks.size(); ++l) {
+      const auto [from, to] = metadata.skeletonLinks[l];
+      const auto a = static_cast<std::size_t>(from);
+      const auto b = static_cast<std::size_t>(to);
+      if (a >= drawn.size() || b >= drawn.size() || !drawn[a] || !drawn[b]) continue;
+      cv::line(imageBgr, *drawn[a], *drawn[b], toBgr(metadata.linkColors[l]), std::max(1, style.thickness),
+               cv::LINE_AA);
+    }
+    for (std::size_t k = 0; k < drawn.size(); ++k) {
+      if (drawn[k])
+        cv::circle(imageBgr, *drawn[k], style.radius, toBgr(metadata.keypointColors[k]), cv::FILLED,
+                   cv::LINE_AA);
+    }
+  }
+}
+
+cv::Mat colorizeLabels(const cv::Mat& labels, const SegClasses& classes) {
+  if (labels.empty() || labels.type() != CV_8UC1) {
+    throw std::invalid_argument("segmentation labels must be CV_8UC1, not " + describe(labels));
+  }
+  // Labels without a class map to black, as the official zero-padded 256-entry palette does.
+  cv::Mat lookup(1, 256, CV_8UC3, cv::Scalar(0, 0, 0));
+  for (std::size_t c = 0; c < std::min<std::size_t>(classes.size(), 256); ++c) {
+    const Rgb& rgb = classes.palette[c];
+    lookup.at<cv::Vec3b>(0, static_cast<int>(c)) = cv::Vec3b(rgb[2], rgb[1], rgb[0]);
+  }
+  cv::Mat labels3;
+  cv::cvtColor(labels, labels3, cv::COLOR_GRAY2BGR);
+  cv::Mat colored;
+  cv::LUT(labels3, lookup, colored);
+  return colored;
+}
+
+cv::Mat segmentationOverlay(const cv::Mat& imageBgr, const cv::Mat& labels, const SegClasses& classes,
+                            double opacity) {
+  if (imageBgr.empty() || imageBgr.type() != CV_8UC3 || imageBgr.size() != labels.size()) {
+    throw std::invalid_argument("the segmentation overlay needs a CV_8UC3 picture of the labels' size (" +
+                                describe(labels) + "), not " + describe(imageBgr));
+  }
+  cv::Mat blended;
+  cv::addWeighted(imageBgr, 1.0 - opacity, colorizeLabels(labels, classes), opacity, 0.0, blended);
+  return blended;
+}
+
+}  // namespace sapiens

@@ -1,0 +1,354 @@
+#include "sapiens/media/image_io.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+
+namespace sapiens {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Dimensions {
+  std::uint64_t width = 0;
+  std::uint64_t height = 0;
+};
+
+std::uint32_t be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+}
+std::uint32_t le32(const unsigned char* p) {
+  return (std::uint32_t{p[3]} << 24) | (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[1]} << 8) | p[0];
+}
+std::uint16_t be16(const unsigned char* p) {
+  return static_cast<std::uint16_t>((p[0] << 8) | p[1]);
+}
+std::uint16_t le16(const unsigned char* p) {
+  return static_cast<std::uint16_t>((p[1] << 8) | p[0]);
+}
+
+bool readAt(std::istream& in, std::streamoff offset, unsigned char* out, std::size_t n) {
+  in.clear();
+  in.seekg(offset);
+  in.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(n));
+  return static_cast<std::size_t>(in.gcount()) == n;
+}
+
+std::optional<Dimensions> pngDimensions(std::istream& in) {
+  unsigned char h[24];
+  if (!readAt(in, 0, h, sizeof h) || std::memcmp(h, "\x89PNG\r\n\x1a\n", 8) != 0) return std::nullopt;
+  if (std::memcmp(h + 12, "IHDR", 4) != 0) return std::nullopt;
+  return Dimensions{be32(h + 16), be32(h + 20)};
+}
+
+std::optional<Dimensions> bmpDimensions(std::istream& in) {
+  unsigned char h[26];
+  if (!readAt(in, 0, h, sizeof h) || h[0] != 'B' || h[1] != 'M') return std::nullopt;
+  if (le32(h + 14) == 12) return Dimensions{le16(h + 18), le16(h + 20)};  // OS/2 core header
+  auto height = static_cast<std::int32_t>(le32(h + 22));                  // negative = top-down
+  return Dimensions{le32(h + 18), static_cast<std::uint64_t>(std::abs(static_cast<std::int64_t>(height)))};
+}
+
+// Walks the marker segments up to the first start-of-frame; EXIF and ICC segments come before it.
+std::optional<Dimensions> jpegDimensions(std::istream& in) {
+  unsigned char h[4];
+  if (!readAt(in, 0, h, 2) || h[0] != 0xFF || h[1] != 0xD8) return std::nullopt;
+  std::streamoff pos = 2;
+  for (int segment = 0; segment < 4096; ++segment) {
+    if (!readAt(in, pos, h, 4) || h[0] != 0xFF) return std::nullopt;
+    const unsigned char marker = h[1];
+    if (marker == 0xFF) {  // fill byte
+      pos += 1;
+      continue;
+    }
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {  // no length field
+      pos += 2;
+      continue;
+    }
+    if (marker == 0xD9 || marker == 0xDA) return std::nullopt;  // end of image / start of scan
+    const std::uint16_t length = be16(h + 2);
+    const bool startOfFrame =
+        marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (startOfFrame) {
+      unsigned char frame[5];
+      if (!readAt(in, pos + 4, frame, sizeof frame)) return std::nullopt;
+      return Dimensions{be16(frame + 3), be16(frame + 1)};
+    }
+    if (length < 2) return std::nullopt;
+    pos += 2 + length;
+  }
+  return std::nullopt;
+}
+
+// The first image file directory's ImageWidth (256) and ImageLength (257) tags. Classic TIFF only.
+std::optional<Dimensions> tiffDimensions(std::istream& in) {
+  unsigned char h[8];
+  if (!readAt(in, 0, h, sizeof h)) return std::nullopt;
+  const bool little = h[0] == 'I' && h[1] == 'I' && h[2] == 42 && h[3] == 0;
+  const bool big = h[0] == 'M' && h[1] == 'M' && h[2] == 0 && h[3] == 42;
+  if (!little && !big) return std::nullopt;
+  auto u16 = [little](const unsigned char* p) { return little ? le16(p) : be16(p); };
+  auto u32 = [little](const unsigned char* p) { return little ? le32(p) : be32(p); };
+  const std::streamoff ifd = u32(h + 4);
+  unsigned char countBytes[2];
+  if (!readAt(in, ifd, countBytes, 2)) return std::nullopt;
+  const int entries = std::min<int>(u16(countBytes), 4096);
+  Dimensions size;
+  for (int i = 0; i < entries; ++i) {
+    unsigned char e[12];
+    if (!readAt(in, ifd + 2 + 12 * i, e, sizeof e)) return std::nullopt;
+    const std::uint16_t tag = u16(e);
+    const std::uint16_t type = u16(e + 2);
+    const std::uint64_t value = type == 3 ? u16(e + 8) : type == 4 ? u32(e + 8) : 0;
+    if (tag == 256) size.width = value;
+    if (tag == 257) size.height = value;
+  }
+  if (size.width == 0 || size.height == 0) return std::nullopt;
+  return size;
+}
+
+// The header's dataWindow attribute (box2i: xMin, yMin, xMax, yMax).
+std::optional<Dimensions> exrDimensions(std::istream& in) {
+  unsigned char h[8];
+  if (!readAt(in, 0, h, sizeof h) || le32(h) != 20000630u) return std::nullopt;
+  auto readString = [&in](std::string& out) {
+    out.clear();
+    for (char c; in.get(c);) {
+      if (c == '\0') return true;
+      if (out.size() > 255) return false;
+      out.push_back(c);
+    }
+    return false;
+  };
+  std::string name;
+  std::string type;
+  for (int attribute = 0; attribute < 1024; ++attribute) {
+    if (!readString(name) || name.empty() || !readString(type)) return std::nullopt;
+    unsigned char sizeBytes[4];
+    if (!in.read(reinterpret_cast<char*>(sizeBytes), 4)) return std::nullopt;
+    const std::uint32_t size = le32(sizeBytes);
+    if (name == "dataWindow" && type == "box2i" && size == 16) {
+      unsigned char box[16];
+      if (!in.read(reinterpret_cast<char*>(box), 16)) return std::nullopt;
+      const auto xMin = static_cast<std::int32_t>(le32(box));
+      const auto yMin = static_cast<std::int32_t>(le32(box + 4));
+      const auto xMax = static_cast<std::int32_t>(le32(box + 8));
+      const auto yMax = static_cast<std::int32_t>(le32(box + 12));
+      if (xMax < xMin || yMax < yMin) return std::nullopt;
+      return Dimensions{static_cast<std::uint64_t>(std::int64_t{xMax} - xMin + 1),
+                        static_cast<std::uint64_t>(std::int64_t{yMax} - yMin + 1)};
+    }
+    in.seekg(size, std::ios::cur);
+  }
+  return std::nullopt;
+}
+
+std::optional<Dimensions> headerDimensions(std::istream& in) {
+  for (auto reader : {pngDimensions, jpegDimensions, bmpDimensions, tiffDimensions, exrDimensions}) {
+    if (auto size = reader(in)) return size;
+  }
+  return std::nullopt;
+}
+
+// EXR, Radiance HDR and PFM decode to floats; everything else is read the way cv::imread does by default.
+bool isFloatFormat(std::istream& in) {
+  unsigned char h[10] = {};
+  if (!readAt(in, 0, h, sizeof h)) return false;
+  return le32(h) == 20000630u || std::memcmp(h, "#?RADIANCE", 10) == 0 || std::memcmp(h, "#?RGBE", 6) == 0 ||
+         ((h[0] == 'P') && (h[1] == 'F' || h[1] == 'f') && (h[2] == '\n' || h[2] == '\r' || h[2] == ' '));
+}
+
+// Linear scene values -> 8-bit sRGB, what a viewer shows for an EXR.
+cv::Mat floatToSrgb8(const cv::Mat& image) {
+  constexpr int kSteps = 16384;
+  static const std::array<unsigned char, kSteps + 1> lut = [] {
+    std::array<unsigned char, kSteps + 1> table{};
+    for (int i = 0; i <= kSteps; ++i) {
+      const double v = static_cast<double>(i) / kSteps;
+      const double s = v <= 0.0031308 ? 12.92 * v : 1.055 * std::pow(v, 1.0 / 2.4) - 0.055;
+      table[i] = static_cast<unsigned char>(std::lround(std::clamp(s, 0.0, 1.0) * 255.0));
+    }
+    return table;
+  }();
+  cv::Mat source;
+  image.convertTo(source, CV_32F);
+  cv::Mat out(source.size(), CV_8UC(source.channels()));
+  const int valuesPerRow = source.cols * source.channels();
+  for (int y = 0; y < source.rows; ++y) {
+    const float* in = source.ptr<float>(y);
+    unsigned char* dst = out.ptr<unsigned char>(y);
+    for (int x = 0; x < valuesPerRow; ++x) {
+      const float v = std::isfinite(in[x]) ? std::clamp(in[x], 0.0f, 1.0f) : (in[x] > 0 ? 1.0f : 0.0f);
+      dst[x] = lut[static_cast<std::size_t>(std::lround(v * kSteps))];
+    }
+  }
+  return out;
+}
+
+cv::Mat toBgr8(cv::Mat image) {
+  if (image.depth() == CV_32F || image.depth() == CV_64F) {
+    image = floatToSrgb8(image);
+  } else if (image.depth() == CV_16U) {
+    image.convertTo(image, CV_8U, 1.0 / 256.0);
+  } else if (image.depth() != CV_8U) {
+    image.convertTo(image, CV_8U);
+  }
+  if (image.channels() == 1) cv::cvtColor(image, image, cv::COLOR_GRAY2BGR);
+  if (image.channels() == 4) cv::cvtColor(image, image, cv::COLOR_BGRA2BGR);
+  return image;
+}
+
+// OpenCV 4.5.3+ refuses EXR unless OPENCV_IO_ENABLE_OPENEXR is set (read once, at the first EXR decode).
+// We list .exr as an image type, so enable it unless the user chose otherwise in the environment.
+void enableOpenExrUnlessConfigured() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0); });
+}
+
+std::string lowerCase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return text;
+}
+
+std::string lowerExtension(const std::string& path) {
+  return lowerCase(fs::path(path).extension().string());
+}
+
+// Checks the file and its header, then decodes it. `maxSide` > 0 lets OpenCV decode at 1/2, 1/4 or 1/8
+// scale when the result stays at least that large.
+cv::Mat decodeImage(const std::string& path, int maxSide) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) throw MediaError(path, "no such file");
+  if (fs::is_directory(status)) throw MediaError(path, "is a folder, not an image file");
+  if (!fs::is_regular_file(status)) throw MediaError(path, "is not a regular file");
+  const std::uintmax_t bytes = fs::file_size(path, ec);
+  if (!ec && bytes == 0) throw MediaError(path, "file is empty (0 bytes)");
+
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw MediaError(path, std::string("cannot open for reading: ") + std::strerror(errno));
+
+  const std::optional<Dimensions> size = headerDimensions(in);
+  if (size) {
+    const std::uint64_t pixels = size->width * size->height;
+    if (size->width > (std::uint64_t{1} << 31) || size->height > (std::uint64_t{1} << 31) ||
+        pixels > kMaxImagePixels) {
+      throw MediaError(path, "image header claims " + std::to_string(size->width) + " x " +
+                                 std::to_string(size->height) + " pixels, more than the limit of " +
+                                 std::to_string(kMaxImagePixels) + "; refusing to decode it");
+    }
+  }
+  const bool floatFormat = isFloatFormat(in);
+  in.close();
+
+  int flags = floatFormat ? cv::IMREAD_COLOR | cv::IMREAD_ANYDEPTH : cv::IMREAD_COLOR;
+  if (maxSide > 0 && size && !floatFormat) {
+    const std::uint64_t longSide = std::max(size->width, size->height);
+    if (longSide >= 8u * std::uint64_t(maxSide)) {
+      flags = cv::IMREAD_REDUCED_COLOR_8;
+    } else if (longSide >= 4u * std::uint64_t(maxSide)) {
+      flags = cv::IMREAD_REDUCED_COLOR_4;
+    } else if (longSide >= 2u * std::uint64_t(maxSide)) {
+      flags = cv::IMREAD_REDUCED_COLOR_2;
+    }
+  }
+  if (floatFormat) enableOpenExrUnlessConfigured();
+  cv::Mat image;
+  try {
+    image = cv::imread(path, flags);
+  } catch (const cv::Exception& e) {
+    throw MediaError(path, "cannot decode the image: " + e.err);
+  }
+  if (image.empty()) throw MediaError(path, "not a decodable image (unknown format or corrupt data)");
+  return toBgr8(std::move(image));
+}
+
+}  // namespace
+
+cv::Mat readImageBgr(const std::string& path) {
+  return decodeImage(path, 0);
+}
+
+cv::Mat readImageThumbnailBgr(const std::string& path, int maxSide) {
+  if (maxSide <= 0) throw MediaError(path, "thumbnail size must be positive, got " + std::to_string(maxSide));
+  cv::Mat image = decodeImage(path, maxSide);
+  const int longSide = std::max(image.cols, image.rows);
+  if (longSide <= maxSide) return image;
+  const double scale = double(maxSide) / longSide;
+  cv::Mat thumbnail;
+  cv::resize(image, thumbnail,
+             cv::Size(std::max(1, int(std::lround(image.cols * scale))),
+                      std::max(1, int(std::lround(image.rows * scale)))),
+             0, 0, cv::INTER_AREA);
+  return thumbnail;
+}
+
+bool hasImageExtension(const std::string& path) {
+  static const std::array<const char*, 8> kExtensions = {".png", ".jpg",  ".jpeg", ".bmp",
+                                                         ".tif", ".tiff", ".webp", ".exr"};
+  const std::string ext = lowerExtension(path);
+  return std::any_of(kExtensions.begin(), kExtensions.end(), [&ext](const char* e) { return ext == e; });
+}
+
+std::vector<std::string> listImages(const std::string& folder, bool recursive) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(folder, ec);
+  if (!fs::exists(status)) throw MediaError(folder, "no such folder");
+  if (!fs::is_directory(status)) throw MediaError(folder, "is not a folder");
+
+  std::vector<std::string> images;
+  auto consider = [&images](const fs::directory_entry& entry) {
+    std::error_code fileEc;
+    const std::string name = entry.path().filename().string();
+    // Broken links named like pictures are listed too, so that a batch reports them instead of
+    // silently skipping them.
+    const bool candidate = entry.is_regular_file(fileEc) || entry.is_symlink(fileEc);
+    if (!name.empty() && name[0] != '.' && candidate && hasImageExtension(name)) {
+      images.push_back(entry.path().string());
+    }
+  };
+  const auto options = fs::directory_options::skip_permission_denied;
+  if (recursive) {
+    fs::recursive_directory_iterator it(folder, options, ec);
+    if (ec) throw MediaError(folder, "cannot list the folder: " + ec.message());
+    for (const fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) break;
+      const std::string name = it->path().filename().string();
+      std::error_code dirEc;
+      // Hidden folders (.git, .cache, ...) hold no user images.
+      if (!name.empty() && name[0] == '.' && it->is_directory(dirEc)) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      consider(*it);
+    }
+  } else {
+    fs::directory_iterator it(folder, options, ec);
+    if (ec) throw MediaError(folder, "cannot list the folder: " + ec.message());
+    for (const fs::directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) break;
+      consider(*it);
+    }
+  }
+  std::sort(images.begin(), images.end(), [](const std::string& a, const std::string& b) {
+    const std::string la = lowerCase(a);
+    const std::string lb = lowerCase(b);
+    return la != lb ? la < lb : a < b;
+  });
+  return images;
+}
+
+}  // namespace sapiens

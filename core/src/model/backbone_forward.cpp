@@ -1,0 +1,139 @@
+#include "backbone_forward.h"
+
+#include "attention.h"
+#include "layers.h"
+#include "rope.h"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+
+namespace sapiens::detail {
+
+namespace {
+
+struct AttentionConfig {
+  int64_t heads = 0;
+  int64_t kvHeads = 0;
+  int64_t headDim = 0;
+  bool qkNorm = false;
+  bool layerScale = false;
+};
+
+at::Tensor attentionBranch(const ParameterAccess& p, const AttentionConfig& cfg, const at::Tensor& x,
+                           const RopeTables* rope) {
+  const int64_t batch = x.size(0);
+  const int64_t tokens = x.size(1);
+  at::Tensor q = linear(x, p, "wq").view({batch, tokens, cfg.heads, cfg.headDim}).permute({0, 2, 1, 3});
+  at::Tensor k = linear(x, p, "wk").view({batch, tokens, cfg.kvHeads, cfg.headDim}).permute({0, 2, 1, 3});
+  at::Tensor v = linear(x, p, "wv").view({batch, tokens, cfg.kvHeads, cfg.headDim}).permute({0, 2, 1, 3});
+  if (cfg.qkNorm) {
+    q = rmsNorm(q, p("q_norm.weight"));
+    k = rmsNorm(k, p("k_norm.weight"));
+  }
+  if (cfg.kvHeads < cfg.heads) {
+    // Query head h reads kv head h / (heads / kvHeads): consecutive groups.
+    const int64_t repeats = cfg.heads / cfg.kvHeads;
+    k = k.repeat_interleave(repeats, 1);
+    v = v.repeat_interleave(repeats, 1);
+  }
+  if (rope != nullptr) {
+    q = applyRope(q, *rope);
+    k = applyRope(k, *rope);
+  }
+  at::Tensor out = attention(q, k, v).transpose(1, 2).reshape({batch, tokens, cfg.heads * cfg.headDim});
+  out = linear(out, p, "proj");
+  if (cfg.layerScale) out = out.mul(p("gamma.weight"));
+  return out;
+}
+
+at::Tensor swiGlu(const ParameterAccess& p, const at::Tensor& x) {
+  const std::vector<at::Tensor> halves = linear(x, p, "w12").chunk(2, -1);
+  return linear(at::silu(halves[0]).mul(halves[1]), p, "w3");
+}
+
+at::Tensor block(const ParameterAccess& p, const AttentionConfig& cfg, const at::Tensor& x,
+                 const RopeTables* rope) {
+  at::Tensor out = x.add(attentionBranch(p.sub("attn."), cfg, rmsNorm(x, p("ln1.weight")), rope));
+  return out.add(swiGlu(p.sub("ffn."), rmsNorm(out, p("ln2.weight"))));
+}
+
+// 4K tokenizer: every window of windowSize x windowSize patches becomes one token (the output at the
+// position of a learned window cls token). Returns (B, gridH / ws * gridW / ws, C).
+at::Tensor tokenize(const ParameterAccess& p, const BackboneArch& arch, const at::Tensor& patches,
+                    int64_t gridH, int64_t gridW) {
+  const int64_t batch = patches.size(0);
+  const int64_t channels = patches.size(2);
+  const int64_t ws = arch.tokenizer.windowSize;
+  const int64_t windowsH = gridH / ws;
+  const int64_t windowsW = gridW / ws;
+  const at::Tensor windows = patches.view({batch, windowsH, ws, windowsW, ws, channels})
+                                 .permute({0, 1, 3, 2, 4, 5})
+                                 .reshape({batch * windowsH * windowsW, ws * ws, channels});
+  const AttentionConfig cfg{arch.numHeads, arch.numHeads, arch.headDim, false, false};
+  const at::Tensor& windowCls = p("tokenizer.w_cls");
+  const at::Tensor& positions = p("tokenizer.local_pos_embed");
+  std::vector<at::Tensor> outputs;
+  const int64_t total = windows.size(0);
+  for (int64_t start = 0; start < total; start += kTokenizerWindowChunk) {
+    const int64_t count = std::min(kTokenizerWindowChunk, total - start);
+    at::Tensor x =
+        at::cat({windowCls.expand({count, -1, -1}), windows.narrow(0, start, count)}, 1).add(positions);
+    for (int j = 0; j < arch.tokenizer.layers; ++j) {
+      x = block(p.sub("tokenizer.blocks." + std::to_string(j) + "."), cfg, x, nullptr);
+    }
+    outputs.push_back(x.select(1, 0));
+  }
+  return at::cat(outputs, 0).view({batch, windowsH * windowsW, channels});
+}
+
+}  // namespace
+
+BackboneResult runBackbone(const ParameterAccess& p, const BackboneArch& arch, const at::Tensor& input,
+                           RopePrecision ropePrecision, ModelOutputs* capture) {
+  const int64_t batch = input.size(0);
+  at::Tensor embedded = at::conv2d(input, p("patch_embed.projection.weight"),
+                                   p("patch_embed.projection.bias"), {arch.patchSize, arch.patchSize});
+  int64_t gridH = embedded.size(2);
+  int64_t gridW = embedded.size(3);
+  at::Tensor x = embedded.flatten(2).transpose(1, 2);
+  if (capture) capture->add("patch_embed_out", x);
+  if (arch.tokenizer.layers > 0) {
+    x = tokenize(p, arch, x, gridH, gridW);
+    gridH /= arch.tokenizer.windowSize;
+    gridW /= arch.tokenizer.windowSize;
+  }
+
+  std::vector<at::Tensor> sequence = {p("cls_token").expand({batch, -1, -1})};
+  if (arch.storageTokens > 0) sequence.push_back(p("storage_tokens").expand({batch, -1, -1}));
+  sequence.push_back(x);
+  x = at::cat(sequence, 1);
+
+  const at::Tensor& periods = p("rope_embed.periods");
+  const RopeTables rope = ropeTables(periods, gridH, gridW, ropePrecision);
+  if (capture) {
+    capture->add("rope_periods", periods);
+    capture->add("rope_sin", rope.sin);
+    capture->add("rope_cos", rope.cos);
+  }
+
+  const int gqaBlock = arch.firstGqaBlock();
+  for (int i = 0; i < arch.numLayers; ++i) {
+    const AttentionConfig cfg{arch.numHeads, arch.kvHeads[i], arch.headDim, arch.qkNorm, arch.layerScale};
+    if (capture && i == 0) capture->add("block0_in", x);
+    if (capture && i == gqaBlock) capture->add("gqa_block_in", x);
+    x = block(p.sub("blocks." + std::to_string(i) + "."), cfg, x, &rope);
+    if (capture && i == 0) capture->add("block0_out", x);
+    if (capture && i == gqaBlock) capture->add("gqa_block_out", x);
+  }
+  if (capture) capture->add("last_block_out", x);
+  x = rmsNorm(x, p("ln1.weight"));
+
+  const int64_t channels = x.size(2);
+  at::Tensor featmap = x.narrow(1, arch.prefixTokens(), gridH * gridW)
+                           .reshape({batch, gridH, gridW, channels})
+                           .permute({0, 3, 1, 2});
+  return {x, featmap};
+}
+
+}  // namespace sapiens::detail

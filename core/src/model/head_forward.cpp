@@ -1,0 +1,93 @@
+#include "head_forward.h"
+
+#include "layers.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+namespace sapiens::detail {
+
+namespace {
+
+std::string indexed(const std::string& group, std::size_t index) {
+  return fmt::format("{}.{}", group, index);
+}
+
+// PoseHeatmapHead / SegHead body: (deconv -> InstanceNorm -> SiLU)*, (conv -> InstanceNorm -> SiLU)*.
+at::Tensor deconvConvStack(const ParameterAccess& p, const HeadArch& head, at::Tensor x) {
+  for (std::size_t t = 0; t < head.deconvChannels.size(); ++t) {
+    x = at::silu(instanceNorm(deconv2d(x, p(indexed("deconv_layers", 3 * t) + ".weight"))));
+  }
+  for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
+    x = at::silu(instanceNorm(conv2d(x, p, indexed("conv_layers", 3 * t))));
+  }
+  return x;
+}
+
+// Normal / albedo / pointmap body: input conv, upsample blocks (conv -> pixel shuffle), conv layers; each
+// followed by InstanceNorm (albedo: channel RMSNorm with weights at `<layer>.norm.weight`) and SiLU.
+at::Tensor denseStack(const ParameterAccess& p, const HeadArch& head, at::Tensor x, bool rmsNormalised) {
+  auto normalise = [&](const at::Tensor& y, const std::string& normLayer) {
+    return rmsNormalised ? rmsNorm2d(y, p(normLayer + ".norm.weight")) : instanceNorm(y);
+  };
+  x = at::silu(normalise(conv2d(x, p, "input_conv.0"), "input_conv.1"));
+  for (std::size_t u = 0; u < head.upsampleChannels.size(); ++u) {
+    const std::string blockName = indexed("upsample_blocks", u);
+    x = at::pixel_shuffle(conv2d(x, p, blockName + ".0"), 2);
+    x = at::silu(normalise(x, blockName + ".2"));
+  }
+  for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
+    x = at::silu(normalise(conv2d(x, p, indexed("conv_layers", 3 * t)), indexed("conv_layers", 3 * t + 1)));
+  }
+  return x;
+}
+
+// PointmapHead's scale branch on the featmap: stride-2 convs, per-sample flatten, MLP -> (B, 1).
+at::Tensor pointmapScale(const ParameterAccess& p, const HeadArch& head, const at::Tensor& featmap) {
+  at::Tensor x = featmap;
+  for (std::size_t t = 0; t < head.scaleConvChannels.size(); ++t) {
+    x = at::silu(instanceNorm(conv2d(x, p, indexed("scale_conv_layers", 3 * t), 2)));
+  }
+  if (!head.scaleMlp.empty() && x.size(1) * x.size(2) * x.size(3) != head.scaleMlp.front()) {
+    throw ModelRunError(fmt::format(
+        "the pointmap scale branch needs {} features, but a {}x{} token grid gives {} ({} channels x {}x{}); "
+        "pointmap models only run at the input size they were trained for (1024x768 for the released ones)",
+        head.scaleMlp.front(), featmap.size(2), featmap.size(3), x.size(1) * x.size(2) * x.size(3), x.size(1),
+        x.size(2), x.size(3)));
+  }
+  x = x.flatten(1);
+  const std::size_t layers = head.scaleMlp.empty() ? 0 : head.scaleMlp.size() - 1;
+  for (std::size_t t = 0; t < layers; ++t) {
+    x = linear(x, p, indexed("scale_final_layer", 2 * t + 1));
+    if (t + 1 < layers) x = at::silu(x);
+  }
+  return x;
+}
+
+}  // namespace
+
+void runHead(const ParameterAccess& p, Task task, const HeadArch& head, const at::Tensor& featmap,
+             ModelOutputs& out) {
+  switch (task) {
+    case Task::Backbone:
+      return;
+    case Task::Pose:
+      out.add("pose_heatmaps", conv2d(deconvConvStack(p, head, featmap), p, "conv_pose"));
+      return;
+    case Task::Seg:
+      out.add("seg_logits", conv2d(deconvConvStack(p, head, featmap), p, "conv_seg"));
+      return;
+    case Task::Normal:
+      out.add("normal", conv2d(denseStack(p, head, featmap, false), p, "conv_normal"));
+      return;
+    case Task::Albedo:
+      out.add("albedo", conv2d(denseStack(p, head, featmap, true), p, "conv_albedo"));
+      return;
+    case Task::Pointmap:
+      out.add("pointmap", conv2d(denseStack(p, head, featmap, false), p, "conv_pointmap"));
+      out.add("scale", pointmapScale(p, head, featmap));
+      return;
+  }
+}
+
+}  // namespace sapiens::detail

@@ -1,0 +1,17 @@
+#pragma once
+// The task heads (doc sections 2.2-2.6) on the backbone's featmap.
+
+#include "parameter_access.h"
+#include "sapiens/model/architecture.h"
+#include "sapiens/model/model.h"
+
+#include <ATen/core/Tensor.h>
+
+namespace sapiens::detail {
+
+/// `p` resolves keys under "decode_head.". Adds the head's named outputs (pose_heatmaps, seg_logits,
+/// normal, albedo, or pointmap + scale) to `out`.
+void runHead(const ParameterAccess& p, Task task, const HeadArch& head, const at::Tensor& featmap,
+             ModelOutputs& out);
+
+}  // namespace sapiens::detail

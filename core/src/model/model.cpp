@@ -1,0 +1,171 @@
+#include "sapiens/model/model.h"
+
+#include "sapiens/common/allocator.h"
+
+#include "backbone_forward.h"
+#include "head_forward.h"
+#include "parameter_access.h"
+#include "sapiens/common/log.h"
+#include "sapiens/model/architecture_inference.h"
+#include "sapiens/model/compute_options.h"
+#include "sapiens/model/model_error.h"
+#include "sapiens/model/parameter_layout.h"
+#include "sapiens/model/safetensors_torch.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+
+namespace sapiens {
+
+void ModelOutputs::add(std::string name, at::Tensor tensor) {
+  tensors_.emplace_back(std::move(name), std::move(tensor));
+}
+
+bool ModelOutputs::contains(std::string_view name) const {
+  for (const auto& entry : tensors_) {
+    if (entry.first == name) return true;
+  }
+  return false;
+}
+
+const at::Tensor& ModelOutputs::get(std::string_view name) const {
+  for (const auto& entry : tensors_) {
+    if (entry.first == name) return entry.second;
+  }
+  throw std::out_of_range(fmt::format("the model produced no output named '{}'", name));
+}
+
+Model::Model(Architecture arch, std::map<std::string, at::Tensor> parameters, c10::Device device,
+             c10::ScalarType dtype, std::string source)
+    : arch_(std::move(arch)),
+      parameters_(std::move(parameters)),
+      device_(device),
+      dtype_(dtype),
+      source_(std::move(source)) {}
+
+namespace {
+
+std::string taskLabel(Task task, const HeadArch& head) {
+  if (task == Task::Backbone) return "a backbone-only (pretrain) checkpoint";
+  const std::string outputs = describeOutputs(task, head);
+  return task == Task::Pose || task == Task::Seg
+             ? fmt::format("a {} checkpoint ({})", taskName(task), outputs)
+             : fmt::format("a {} checkpoint", taskName(task));
+}
+
+// Checks that an architecture can be run at all (the forward pass relies on these).
+void validateArchitecture(const Architecture& arch, const std::string& source) {
+  const BackboneArch& b = arch.backbone;
+  auto fail = [&](const std::string& reason) {
+    throw ModelFormatError(fmt::format("{}: unsupported Sapiens2 architecture: {}", source, reason));
+  };
+  if (b.embedDim <= 0 || b.numLayers <= 0 || b.numHeads <= 0 || b.headDim <= 0 || b.ffnDim <= 0) {
+    fail("every dimension must be positive (" + describeBackbone(b) + ")");
+  }
+  if (b.headDim % 4 != 0)
+    fail(fmt::format("head size {} is not a multiple of 4 (2-D RoPE needs it)", b.headDim));
+  if (b.numHeads * b.headDim != b.embedDim) {
+    fail(fmt::format("{} heads x {} != embedding width {}", b.numHeads, b.headDim, b.embedDim));
+  }
+  if (static_cast<int>(b.kvHeads.size()) != b.numLayers) {
+    fail(fmt::format("{} kv-head counts for {} blocks", b.kvHeads.size(), b.numLayers));
+  }
+  for (int kv : b.kvHeads) {
+    if (kv <= 0 || b.numHeads % kv != 0)
+      fail(fmt::format("{} kv heads do not divide {} heads", kv, b.numHeads));
+  }
+  if (b.tokenizer.layers > 0 && b.tokenizer.windowSize <= 0) fail("tokenizer window size must be positive");
+}
+
+}  // namespace
+
+Model Model::load(const std::string& path, const ModelOptions& options) {
+  memory::keepLargeBlocksInHeap();
+  const std::string fileName = std::filesystem::path(path).filename().string();
+  SafetensorsFile file = SafetensorsFile::open(path);
+  TensorShapes shapes;
+  for (const TensorEntry& entry : file.tensors()) shapes[entry.name] = entry.shape;
+
+  const Architecture inferred = inferArchitecture(shapes, fileName);
+  const std::optional<Task> wanted =
+      options.expectedTask
+          ? options.expectedTask
+          : (options.expectedArch ? std::optional<Task>(options.expectedArch->task) : std::nullopt);
+  if (wanted && *wanted != inferred.task) {
+    throw ModelFormatError(fmt::format("{} is {}, not {}", fileName, taskLabel(inferred.task, inferred.head),
+                                       taskName(*wanted)));
+  }
+  const Architecture arch = options.expectedArch ? *options.expectedArch : inferred;
+  validateArchitecture(arch, fileName);
+  const LayoutProblems problems = checkLayout(shapes, arch);
+  if (!problems.empty()) {
+    throw ModelFormatError(fmt::format("{} does not match the Sapiens2 {} layout ({}): {}", fileName,
+                                       taskName(arch.task), officialName(arch).value_or("custom size"),
+                                       problems.summary()));
+  }
+
+  const c10::Device device = resolveDevice(options.device);
+  const c10::ScalarType dtype = options.dtype.value_or(defaultComputeDtype(device));
+  checkComputeSupported(device, dtype);
+  const std::string periodsName = ropePeriodsName(arch.task);
+  std::map<std::string, at::Tensor> parameters;
+  for (const ParameterSpec& spec : expectedParameters(arch)) {
+    const TensorEntry& entry = *file.find(spec.name);
+    const c10::ScalarType target = spec.name == periodsName ? at::kBFloat16 : dtype;
+    at::Tensor tensor = loadTensor(file, entry, target);
+    // A tensor that aliases the mapping must not outlive `file`.
+    if (device.is_cpu()) {
+      if (tensor.data_ptr() == static_cast<const void*>(file.data(entry))) tensor = tensor.clone();
+    } else {
+      tensor = tensor.to(device);
+    }
+    parameters.emplace(spec.name, std::move(tensor));
+  }
+  logger().debug("Loaded {}: {} model, {} ({} parameters) on {} in {}", path, taskName(arch.task),
+                 officialName(arch).value_or("custom size"), parameterCount(arch), device.str(),
+                 computeDtypeName(dtype));
+  return Model(arch, std::move(parameters), device, dtype, path);
+}
+
+ModelOutputs Model::forward(const at::Tensor& input, const ForwardOptions& options) const {
+  const BackboneArch& b = arch_.backbone;
+  const int multiple = b.inputMultiple();
+  if (input.dim() != 4 || input.size(1) != 3 || input.size(2) < multiple || input.size(3) < multiple ||
+      input.size(2) % multiple != 0 || input.size(3) % multiple != 0) {
+    throw ModelRunError(
+        fmt::format("model input must be (B, 3, H, W) with H and W positive multiples of {}, got {}",
+                    multiple, fmt::join(input.sizes(), "x")));
+  }
+  if (!at::isFloatingType(input.scalar_type())) {
+    throw ModelRunError(fmt::format("model input must be a floating-point tensor, got {}",
+                                    c10::toString(input.scalar_type())));
+  }
+  std::optional<c10::InferenceMode> inferenceGuard;
+  if (options.inferenceMode) inferenceGuard.emplace();
+
+  const at::Tensor x = input.to(device_, dtype_);
+  ModelOutputs intermediates;
+  const detail::ParameterAccess backboneParams(parameters_, backbonePrefix(arch_.task));
+  const detail::BackboneResult features = detail::runBackbone(
+      backboneParams, b, x, options.ropePrecision, options.intermediates ? &intermediates : nullptr);
+
+  ModelOutputs outputs;
+  if (arch_.task == Task::Backbone) {
+    outputs.add("backbone_out", features.tokens);
+    outputs.add("backbone_featmap", features.featmap);
+  } else {
+    outputs.add("backbone_out", features.featmap);
+    detail::runHead(detail::ParameterAccess(parameters_, kHeadPrefix), arch_.task, arch_.head,
+                    features.featmap, outputs);
+  }
+  for (const auto& [name, tensor] : intermediates.all()) outputs.add(name, tensor);
+  return outputs;
+}
+
+}  // namespace sapiens

@@ -1,0 +1,43 @@
+#include "sapiens/model/task.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace sapiens {
+
+std::string_view taskName(Task task) {
+  switch (task) {
+    case Task::Backbone:
+      return "backbone";
+    case Task::Pose:
+      return "pose";
+    case Task::Seg:
+      return "seg";
+    case Task::Normal:
+      return "normal";
+    case Task::Albedo:
+      return "albedo";
+    case Task::Pointmap:
+      return "pointmap";
+  }
+  return "unknown";
+}
+
+std::optional<Task> parseTask(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower == "pretrain") return Task::Backbone;
+  if (lower == "segmentation") return Task::Seg;
+  for (Task task : allTasks()) {
+    if (lower == taskName(task)) return task;
+  }
+  return std::nullopt;
+}
+
+const std::vector<Task>& allTasks() {
+  static const std::vector<Task> tasks = {Task::Backbone, Task::Pose,   Task::Seg,
+                                          Task::Normal,   Task::Albedo, Task::Pointmap};
+  return tasks;
+}
+
+}  // namespace sapiens

@@ -1,0 +1,127 @@
+#include "sapiens/pipeline/person_boxes.h"
+
+#include "sapiens/common/log.h"
+
+#include <opencv2/imgproc.hpp>
+#include <opencv2/objdetect.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace sapiens {
+namespace {
+
+float iou(const BoundingBox& a, const BoundingBox& b) {
+  const float ix = std::max(0.f, std::min(a.x2, b.x2) - std::max(a.x1, b.x1));
+  const float iy = std::max(0.f, std::min(a.y2, b.y2) - std::max(a.y1, b.y1));
+  const float inter = ix * iy;
+  const float uni = a.width() * a.height() + b.width() * b.height() - inter;
+  return uni > 0 ? inter / uni : 0.f;
+}
+
+}  // namespace
+
+std::vector<BoundingBox> boxesFromSegmentation(const cv::Mat& labels, const SegmentationBoxOptions& options) {
+  if (labels.empty()) return {};
+  CV_Assert(labels.type() == CV_8UC1);
+  cv::Mat foreground = labels > 0;
+  const double diagonal = std::hypot(labels.cols, labels.rows);
+  const int k = std::max(1, static_cast<int>(std::lround(options.closeFraction * diagonal)) | 1);
+  cv::morphologyEx(foreground, foreground, cv::MORPH_CLOSE,
+                   cv::getStructuringElement(cv::MORPH_ELLIPSE, cv::Size(k, k)));
+
+  cv::Mat componentLabels, stats, centroids;
+  const int count = cv::connectedComponentsWithStats(foreground, componentLabels, stats, centroids, 8, CV_32S);
+  struct Component {
+    int area;
+    BoundingBox box;
+  };
+  std::vector<Component> components;
+  int largest = 0;
+  for (int i = 1; i < count; ++i) largest = std::max(largest, stats.at<int>(i, cv::CC_STAT_AREA));
+  const double imageArea = static_cast<double>(labels.cols) * labels.rows;
+  for (int i = 1; i < count; ++i) {
+    const int area = stats.at<int>(i, cv::CC_STAT_AREA);
+    if (area < options.minAreaFraction * imageArea || area < options.minShareOfLargest * largest) continue;
+    const float x = static_cast<float>(stats.at<int>(i, cv::CC_STAT_LEFT));
+    const float y = static_cast<float>(stats.at<int>(i, cv::CC_STAT_TOP));
+    const float w = static_cast<float>(stats.at<int>(i, cv::CC_STAT_WIDTH));
+    const float h = static_cast<float>(stats.at<int>(i, cv::CC_STAT_HEIGHT));
+    components.push_back({area, {x, y, x + w - 1, y + h - 1}});
+  }
+  std::sort(components.begin(), components.end(), [](auto& a, auto& b) { return a.area > b.area; });
+  std::vector<BoundingBox> boxes;
+  for (auto& c : components) boxes.push_back(c.box);
+  return boxes;
+}
+
+std::vector<BoundingBox> detectPeopleHog(const cv::Mat& bgr) {
+  if (bgr.empty()) return {};
+  static const cv::HOGDescriptor hog = [] {
+    cv::HOGDescriptor d;
+    d.setSVMDetector(cv::HOGDescriptor::getDefaultPeopleDetector());
+    return d;
+  }();
+  // The detector's window is 64x128: scale large images down so people of ordinary size are found fast.
+  const double scale = std::min(1.0, 800.0 / std::max(bgr.cols, bgr.rows));
+  cv::Mat small;
+  if (scale < 1.0)
+    cv::resize(bgr, small, cv::Size(), scale, scale, cv::INTER_AREA);
+  else
+    small = bgr;
+  if (small.cols < 64 || small.rows < 128) return {};
+  std::vector<cv::Rect> found;
+  std::vector<double> weights;
+  hog.detectMultiScale(small, found, weights, 0.0, cv::Size(8, 8), cv::Size(16, 16), 1.05, 2.0, false);
+
+  std::vector<int> order(found.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return weights[a] > weights[b]; });
+  std::vector<BoundingBox> kept;
+  for (int i : order) {
+    if (weights[i] < 0.5) continue;
+    const cv::Rect& r = found[i];
+    BoundingBox box{static_cast<float>(r.x / scale), static_cast<float>(r.y / scale),
+                    static_cast<float>((r.x + r.width - 1) / scale), static_cast<float>((r.y + r.height - 1) / scale)};
+    box.x1 = std::max(0.f, box.x1), box.y1 = std::max(0.f, box.y1);
+    box.x2 = std::min<float>(bgr.cols - 1, box.x2), box.y2 = std::min<float>(bgr.rows - 1, box.y2);
+    bool overlaps = std::any_of(kept.begin(), kept.end(), [&](const BoundingBox& k) { return iou(k, box) > 0.3f; });
+    if (!overlaps) kept.push_back(box);
+  }
+  return kept;
+}
+
+BoundingBox fullImageBox(int width, int height) {
+  return {0.f, 0.f, static_cast<float>(width - 1), static_cast<float>(height - 1)};
+}
+
+std::vector<SourcedBox> choosePersonBoxes(const cv::Mat& bgr, const PersonBoxRequest& request) {
+  std::vector<SourcedBox> result;
+  auto take = [&](const std::vector<BoundingBox>& boxes, const char* source) {
+    for (const auto& b : boxes) result.push_back({b, source});
+    return !result.empty();
+  };
+  if (take(request.userBoxes, "user")) return result;
+  if (request.segLabels && take(boxesFromSegmentation(*request.segLabels), "segmentation")) return result;
+  if (request.useDetector && take(detectPeopleHog(bgr), "detector")) return result;
+  result.push_back({fullImageBox(bgr.cols, bgr.rows), "full-image"});
+  return result;
+}
+
+BoundingBox parseBox(const std::string& text) {
+  std::istringstream in(text);
+  float v[4];
+  char comma = 0;
+  bool ok = static_cast<bool>(in >> v[0]);
+  for (int i = 1; ok && i < 4; ++i) ok = (in >> comma >> v[i]) && comma == ',';
+  in >> std::ws;
+  if (!ok || !in.eof() || !std::all_of(v, v + 4, [](float x) { return std::isfinite(x); }))
+    throw std::invalid_argument("bounding box '" + text + "' is not x1,y1,x2,y2");
+  if (v[2] <= v[0] || v[3] <= v[1])
+    throw std::invalid_argument("bounding box '" + text + "' is empty: x2 must exceed x1 and y2 exceed y1");
+  return {v[0], v[1], v[2], v[3]};
+}
+
+}  // namespace sapiens

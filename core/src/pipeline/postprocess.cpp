@@ -1,0 +1,188 @@
+#include "sapiens/pipeline/postprocess.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace sapiens {
+namespace {
+
+std::string shapeText(const at::Tensor& t) {
+  return fmt::format("({})", fmt::join(t.sizes(), ", "));
+}
+
+void requireSingleMap(const at::Tensor& map, const char* what, std::int64_t channels = -1) {
+  if (map.dim() != 4 || map.size(0) != 1 || (channels > 0 && map.size(1) != channels) || map.size(2) < 1 ||
+      map.size(3) < 1) {
+    throw std::invalid_argument(fmt::format("{}: expected a (1, {}, h, w) map, got {}", what,
+                                            channels > 0 ? std::to_string(channels) : "C", shapeText(map)));
+  }
+}
+
+void requireImageSize(cv::Size size, const char* what) {
+  if (size.width <= 0 || size.height <= 0) {
+    throw std::invalid_argument(fmt::format("{}: invalid image size {}x{}", what, size.width, size.height));
+  }
+}
+
+}  // namespace
+
+at::Tensor batchItem(const at::Tensor& output, std::int64_t index) {
+  if (output.dim() == 3) {
+    if (index != 0) throw std::out_of_range(fmt::format("batchItem: item {} of an unbatched map", index));
+    return output.unsqueeze(0);
+  }
+  if (output.dim() != 4) {
+    throw std::invalid_argument(fmt::format("batchItem: expected (B, C, h, w), got {}", shapeText(output)));
+  }
+  if (index < 0 || index >= output.size(0)) {
+    throw std::out_of_range(fmt::format("batchItem: item {} outside a batch of {}", index, output.size(0)));
+  }
+  return output.narrow(0, index, 1);
+}
+
+at::Tensor resizeBilinear(const at::Tensor& map, cv::Size size) {
+  requireSingleMap(map, "resizeBilinear");
+  requireImageSize(size, "resizeBilinear");
+  const at::Tensor input = map.scalar_type() == at::kFloat ? map : map.to(at::kFloat);
+  return at::upsample_bilinear2d(input, {size.height, size.width}, /*align_corners=*/false);
+}
+
+at::Tensor upsampleSegLogits(const at::Tensor& logits, cv::Size imageSize) {
+  requireSingleMap(logits, "upsampleSegLogits");
+  return resizeBilinear(logits, imageSize);
+}
+
+SegResult segLabels(const at::Tensor& logits, cv::Size imageSize, bool withProbabilities) {
+  requireSingleMap(logits, "segLabels");
+  if (logits.size(1) > 256) {
+    throw std::invalid_argument(fmt::format("segLabels: {} classes do not fit 8-bit labels (logits {})",
+                                            logits.size(1), shapeText(logits)));
+  }
+  const at::Tensor upsampled = upsampleSegLogits(logits, imageSize);
+  // argmax returns the first maximal index, as numpy/torch do in the official script.
+  const at::Tensor labels = upsampled.argmax(1).squeeze(0).to(at::kByte).contiguous().to(at::kCPU);
+  SegResult result;
+  result.labels = cv::Mat(imageSize, CV_8UC1);
+  std::memcpy(result.labels.data, labels.data_ptr<std::uint8_t>(), static_cast<std::size_t>(labels.numel()));
+  if (withProbabilities) {
+    result.probabilities = upsampled.softmax(1).squeeze(0).contiguous().to(at::kCPU);
+  }
+  return result;
+}
+
+at::Tensor unitNormals(const at::Tensor& normals) {
+  if (normals.dim() != 4 || normals.size(1) != 3) {
+    throw std::invalid_argument(
+        fmt::format("unitNormals: expected (B, 3, h, w), got {}", shapeText(normals)));
+  }
+  const at::Tensor n = normals.scalar_type() == at::kFloat ? normals : normals.to(at::kFloat);
+  const at::Tensor length = at::linalg_vector_norm(n, 2, at::IntArrayRef{1}, /*keepdim=*/true, c10::nullopt);
+  return n / length.clamp_min(1e-8);
+}
+
+at::Tensor cropPadding(const at::Tensor& map, const Padding& padding) {
+  requireSingleMap(map, "cropPadding");
+  const std::int64_t height = map.size(2) - padding.top - padding.bottom;
+  const std::int64_t width = map.size(3) - padding.left - padding.right;
+  if (padding.left < 0 || padding.right < 0 || padding.top < 0 || padding.bottom < 0 || height < 1 ||
+      width < 1) {
+    throw std::invalid_argument(
+        fmt::format("cropPadding: padding [left {}, right {}, top {}, bottom {}] does not "
+                    "fit a map {}",
+                    padding.left, padding.right, padding.top, padding.bottom, shapeText(map)));
+  }
+  return map.narrow(2, padding.top, height).narrow(3, padding.left, width);
+}
+
+cv::Mat toImageMat(const at::Tensor& map) {
+  requireSingleMap(map, "toImageMat", 3);
+  const at::Tensor hwc = map.squeeze(0).permute({1, 2, 0}).to(at::kFloat).contiguous().to(at::kCPU);
+  cv::Mat image(static_cast<int>(hwc.size(0)), static_cast<int>(hwc.size(1)), CV_32FC3);
+  std::memcpy(image.data, hwc.data_ptr<float>(), static_cast<std::size_t>(hwc.numel()) * sizeof(float));
+  return image;
+}
+
+cv::Mat normalImage(const at::Tensor& normals, const Padding& padding, cv::Size imageSize) {
+  requireSingleMap(normals, "normalImage", 3);
+  return toImageMat(resizeBilinear(cropPadding(unitNormals(normals), padding), imageSize));
+}
+
+cv::Mat albedoImage(const at::Tensor& albedo, const Padding& padding, cv::Size imageSize) {
+  requireSingleMap(albedo, "albedoImage", 3);
+  return toImageMat(resizeBilinear(cropPadding(albedo.to(at::kFloat).clamp(0.0, 1.0), padding), imageSize));
+}
+
+at::Tensor gaussianBlur3x3(const at::Tensor& map, double sigma) {
+  requireSingleMap(map, "gaussianBlur3x3");
+  if (map.size(2) < 2 || map.size(3) < 2) {
+    throw std::invalid_argument(fmt::format(
+        "gaussianBlur3x3: reflect padding needs a map of at least 2 x 2, got {}", shapeText(map)));
+  }
+  const at::TensorOptions options = map.options().dtype(at::kFloat);
+  // torchvision: x = linspace(-1, 1, 3); pdf = exp(-0.5 (x / sigma)^2); normalised; outer product.
+  const at::Tensor x = at::linspace(-1.0, 1.0, 3, options);
+  const at::Tensor pdf = at::exp(-0.5 * (x / sigma).pow(2));
+  const at::Tensor kernel1d = pdf / pdf.sum();
+  const at::Tensor kernel2d = at::mm(kernel1d.unsqueeze(1), kernel1d.unsqueeze(0));
+  const std::int64_t channels = map.size(1);
+  const at::Tensor weight = kernel2d.expand({channels, 1, 3, 3});
+  const at::Tensor padded = at::reflection_pad2d(map.to(at::kFloat), {1, 1, 1, 1});
+  return at::conv2d(padded, weight, /*bias=*/at::Tensor(), /*stride=*/at::IntArrayRef{1},
+                    /*padding=*/at::IntArrayRef{0},
+                    /*dilation=*/at::IntArrayRef{1}, channels);
+}
+
+at::Tensor metricPointmap(const at::Tensor& canonical, const at::Tensor& scale) {
+  if (canonical.dim() != 4 || canonical.size(1) != 3 || scale.numel() != canonical.size(0)) {
+    throw std::invalid_argument(
+        fmt::format("metricPointmap: expected pointmaps (B, 3, h, w) and scales (B, 1), "
+                    "got {} and {}",
+                    shapeText(canonical), shapeText(scale)));
+  }
+  return canonical /
+         scale.to(canonical.device(), canonical.scalar_type()).reshape({canonical.size(0), 1, 1, 1});
+}
+
+cv::Mat pointmapImage(const at::Tensor& metric, const Padding& padding, cv::Size imageSize) {
+  requireSingleMap(metric, "pointmapImage", 3);
+  requireImageSize(imageSize, "pointmapImage");
+  at::Tensor map = cropPadding(metric.to(at::kFloat), padding);
+  if (imageSize.height > map.size(2) || imageSize.width > map.size(3)) {
+    for (int iteration = 0; iteration < 4; ++iteration) map = gaussianBlur3x3(map);
+  }
+  return toImageMat(resizeBilinear(map, imageSize));
+}
+
+Intrinsics intrinsicsFromScale(double scale, const Padding& padding, InputSize inputSize,
+                               cv::Size imageSize) {
+  const int contentWidth = inputSize.width - padding.left - padding.right;
+  const int contentHeight = inputSize.height - padding.top - padding.bottom;
+  if (!std::isfinite(scale) || scale <= 0.0) {
+    throw std::invalid_argument(
+        fmt::format("intrinsicsFromScale: the pointmap scale {} is not positive", scale));
+  }
+  if (contentWidth < 1 || contentHeight < 1 || imageSize.width < 1 || imageSize.height < 1) {
+    throw std::invalid_argument(
+        fmt::format("intrinsicsFromScale: padding [{}, {}, {}, {}] leaves no picture in a "
+                    "{}x{} input (image {}x{})",
+                    padding.left, padding.right, padding.top, padding.bottom, inputSize.width,
+                    inputSize.height, imageSize.width, imageSize.height));
+  }
+  const double focalInput = kCanonicalFocalPx / scale;
+  const double ratioX = static_cast<double>(contentWidth) / imageSize.width;
+  const double ratioY = static_cast<double>(contentHeight) / imageSize.height;
+  const double centreX = (inputSize.width - 1) / 2.0;
+  const double centreY = (inputSize.height - 1) / 2.0;
+  Intrinsics k;
+  k.fx = focalInput / ratioX;
+  k.fy = focalInput / ratioY;
+  k.cx = (centreX - padding.left + 0.5) / ratioX - 0.5;
+  k.cy = (centreY - padding.top + 0.5) / ratioY - 0.5;
+  return k;
+}
+
+}  // namespace sapiens

@@ -1,0 +1,67 @@
+// The CLI's front door: --version, usage errors, and `doctor` telling a good set-up from a broken one.
+
+#include "test_support.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+using sapiens::test::runCli;
+
+class CliBasicsTest : public QObject {
+  Q_OBJECT
+
+private Q_SLOTS:
+  void versionPrintsTheVersion() {
+    auto r = runCli({"--version"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.startsWith("sapiens-cli 0."), qPrintable(r.out));
+  }
+
+  void unknownSubcommandIsAUsageError() {
+    auto r = runCli({"frobnicate"});
+    QVERIFY(!r.crashed);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("frobnicate") || r.out.contains("frobnicate"), qPrintable(r.err));
+  }
+
+  void doctorReportsAFastBlasAndSeveralThreads() {
+    auto r = runCli({"doctor", "--json"});
+    QVERIFY2(!r.crashed, qPrintable(r.err));
+    QCOMPARE(r.exitCode, 0);
+    const QJsonObject report = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QVERIFY2(!report.isEmpty(), qPrintable(r.out));
+    const QJsonObject blas = report["blas"].toObject();
+    QVERIFY2(blas["implementation"].toString().contains("OpenBLAS"), qPrintable(blas["implementation"].toString()));
+    // The reference BLAS manages ~5 GFLOP/s here; OpenBLAS on two cores 70-190.
+    QVERIFY2(blas["sgemm_1024_gflops"].toDouble() > 20.0, qPrintable(QString::number(blas["sgemm_1024_gflops"].toDouble())));
+    const QJsonObject threads = report["threads"].toObject();
+    QVERIFY(threads["intra_op"].toInt() >= std::min(2, threads["cores_available"].toInt()));
+    QCOMPARE(threads["omp_wait_policy"].toString(), QString("PASSIVE"));
+    QVERIFY(report["versions"].toObject().contains("LibTorch"));
+    QVERIFY(report["versions"].toObject().contains("OpenCV"));
+    QVERIFY(report["versions"].toObject().contains("FFmpeg"));
+    QCOMPARE(report["problems"].toArray().size(), 0);
+  }
+
+  void doctorFailsOnTheReferenceBlas() {
+    const QString referenceBlasDir = "/usr/lib/x86_64-linux-gnu/blas";
+    if (!QFileInfo::exists(referenceBlasDir + "/libblas.so.3")) QSKIP("Debian's reference BLAS is not installed");
+    auto r = runCli({"doctor"}, 300000, {"LD_LIBRARY_PATH=" + referenceBlasDir});
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.exitCode, 4);
+    QVERIFY2(r.out.contains("reference BLAS is active"), qPrintable(r.out));
+  }
+
+  void threadsOptionIsHonoured() {
+    auto r = runCli({"--threads", "1", "doctor", "--json"});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object()["threads"].toObject()["intra_op"].toInt(), 1);
+  }
+};
+
+QTEST_APPLESS_MAIN(CliBasicsTest)
+#include "test_cli_basics.moc"

@@ -1,0 +1,146 @@
+// sapiens-cli inspect and forward on the golden fixtures, through the real binary.
+
+#include "sapiens/model/safetensors_torch.h"
+#include "sapiens/model/tensor_difference.h"
+#include "test_support.h"
+
+#include <ATen/ATen.h>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <map>
+
+using namespace sapiens;
+
+namespace {
+
+QString fixturePath(const QString& folder, const QString& file) {
+  return QString::fromStdString(test::fixture("golden/" + folder.toStdString() + "/" + file.toStdString()));
+}
+
+std::map<std::string, at::Tensor> readTensors(const QString& path) {
+  const SafetensorsFile file = SafetensorsFile::open(path.toStdString());
+  std::map<std::string, at::Tensor> tensors;
+  for (const TensorEntry& entry : file.tensors())
+    tensors[entry.name] = loadTensor(file, entry, at::kFloat).clone();
+  return tensors;
+}
+
+// 1234567 -> "1,234,567"
+QString grouped(qint64 value) {
+  QString text = QString::number(value);
+  for (int i = static_cast<int>(text.size()) - 3; i > 0; i -= 3) text.insert(i, ',');
+  return text;
+}
+
+QString describe(const test::ProcessResult& r) {
+  return QString("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.exitCode).arg(r.out, r.err);
+}
+
+}  // namespace
+
+class TestCliModel : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void inspectDescribesTheCheckpoint() {
+    const QString model = fixturePath("pose", "model.safetensors");
+    const test::ProcessResult r = test::runCli({"inspect", "--model", model});
+    QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(describe(r)));
+    qint64 elements = 0;
+    const SafetensorsFile file = SafetensorsFile::open(model.toStdString());
+    for (const TensorEntry& entry : file.tensors()) elements += entry.numel();
+    const QStringList expected = {
+        "task           pose (308 keypoints)",
+        "architecture   custom",
+        "embed 32, 18 layers, 4 heads x 8 (head dim), FFN 128, kv heads [4 x8, 2 x2, 4 x8], 8 storage tokens",
+        "deconv [32, 24] k[4, 4], conv [24, 16, 16] k[1, 1, 1], 308 keypoints",
+        QString("parameters     %1 in %2 tensors").arg(grouped(elements)).arg(file.tensors().size()),
+        QString("stored dtypes  F32 x %1").arg(file.tensors().size()),
+        QString("(%1 bytes)").arg(grouped(static_cast<qint64>(file.fileSize()))),
+    };
+    for (const QString& line : expected)
+      QVERIFY2(r.out.contains(line), qPrintable(line + "\n" + describe(r)));
+  }
+
+  void inspectReportsBf16Storage() {
+    const test::ProcessResult r =
+        test::runCli({"inspect", fixturePath("backbone_bf16", "model.safetensors")});
+    QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
+    QVERIFY2(r.out.contains("task           backbone\n") && r.out.contains("BF16 x "),
+             qPrintable(describe(r)));
+  }
+
+  void inspectRefusesGarbageWithOneLine() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("garbage.safetensors");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("this is not a safetensors file at all, just some text that goes on for a while");
+    file.close();
+    const test::ProcessResult r = test::runCli({"inspect", "--model", path});
+    QVERIFY2(r.exitCode == 1 && !r.crashed, qPrintable(describe(r)));
+    const QString err = r.err.trimmed();
+    QVERIFY2(!err.isEmpty() && !err.contains('\n'), qPrintable(describe(r)));
+    QVERIFY2(err.contains("garbage.safetensors"), qPrintable(describe(r)));
+    QVERIFY(r.out.isEmpty());
+  }
+
+  void forwardMatchesTheReference_data() {
+    QTest::addColumn<QString>("folder");
+    for (const char* f : {"backbone", "backbone_bf16", "pose", "seg", "normal", "albedo", "pointmap"}) {
+      QTest::newRow(f) << QString(f);
+    }
+  }
+
+  void forwardMatchesTheReference() {
+    QFETCH(QString, folder);
+    QTemporaryDir dir;
+    const QString output = dir.filePath("out.safetensors");
+    const QString io = fixturePath(folder, "io.safetensors");
+    const test::ProcessResult r =
+        test::runCli({"forward", "--model", fixturePath(folder, "model.safetensors"), "--input", io,
+                      "--output", output, "--intermediates"});
+    QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(describe(r)));
+    const auto got = readTensors(output);
+    const auto reference = readTensors(io);
+    int compared = 0;
+    for (const auto& [name, expected] : reference) {
+      if (name == "input") continue;
+      QVERIFY2(got.count(name), qPrintable(QString("output lacks %1").arg(name.c_str())));
+      const TensorDifference d = tensorDifference(got.at(name), expected);
+      QVERIFY2(
+          withinTolerance(d, *parityTolerance(name)),
+          qPrintable(QString("%1: max %2 mean %3").arg(name.c_str()).arg(d.maxRelative).arg(d.meanRelative)));
+      ++compared;
+    }
+    QVERIFY(compared >= 11);
+  }
+
+  void forwardRefusesAMissingCudaDevice() {
+    if (at::hasCUDA()) QSKIP("this machine has CUDA");
+    QTemporaryDir dir;
+    const test::ProcessResult r =
+        test::runCli({"forward", "--model", fixturePath("pose", "model.safetensors"), "--input",
+                      fixturePath("pose", "io.safetensors"), "--output", dir.filePath("out.safetensors"),
+                      "--device", "cuda:0"});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.trimmed().count('\n') == 0 && r.err.contains("cuda:0"), qPrintable(describe(r)));
+  }
+
+  void forwardNeedsATensorNamedInput() {
+    QTemporaryDir dir;
+    const QString input = dir.filePath("no_input.safetensors");
+    saveSafetensors(input.toStdString(), {{"pixels", at::zeros({1, 3, 64, 48})}});
+    const test::ProcessResult r =
+        test::runCli({"forward", "--model", fixturePath("backbone", "model.safetensors"), "--input", input,
+                      "--output", dir.filePath("out.safetensors")});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("'input'") && r.err.contains("pixels"), qPrintable(describe(r)));
+    QVERIFY(!QFile::exists(dir.filePath("out.safetensors")));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCliModel)
+#include "test_cli_model.moc"

@@ -1,0 +1,213 @@
+// `sapiens-cli run` end to end on the bundled sample with the golden fixture models, every output read
+// back with a reader that is not ours (VTK's PLY reader, OpenCV, Qt's JSON, a hand-parsed .npy).
+
+#include "test_support.h"
+
+#include <opencv2/imgcodecs.hpp>
+#include <vtkDataArray.h>
+#include <vtkPLYReader.h>
+#include <vtkPointData.h>
+#include <vtkPolyData.h>
+#include <vtkSmartPointer.h>
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+
+using sapiens::test::fixture;
+using sapiens::test::resource;
+using sapiens::test::runCli;
+
+namespace {
+
+QStringList allFixtureModels() {
+  QStringList args;
+  for (const char* task : {"pose", "seg", "normal", "albedo", "pointmap"})
+    args << QString("--%1-model").arg(task) << QString::fromStdString(fixture(std::string("golden/") + task + "/model.safetensors"));
+  return args;
+}
+
+// A float32 little-endian C-order .npy, parsed here independently of core/export.
+cv::Mat readNpyFloat(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  const QByteArray bytes = file.readAll();
+  if (!bytes.startsWith("\x93NUMPY")) return {};
+  const int headerLength = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  const QString header = QString::fromLatin1(bytes.mid(10, headerLength));
+  if (!header.contains("'descr': '<f4'") || !header.contains("'fortran_order': False")) return {};
+  const QString shapeText = header.section("'shape': (", 1).section(")", 0, 0);
+  QList<int> shape;
+  for (const QString& part : shapeText.split(",", Qt::SkipEmptyParts)) shape << part.trimmed().toInt();
+  if (shape.size() != 3) return {};
+  cv::Mat m(shape[0], shape[1], CV_32FC(shape[2]));
+  const qsizetype need = qsizetype(m.total() * m.elemSize());
+  if (bytes.size() - 10 - headerLength != need) return {};
+  std::memcpy(m.data, bytes.constData() + 10 + headerLength, need);
+  return m;
+}
+
+QJsonObject readJson(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+}  // namespace
+
+class CliRunTest : public QObject {
+  Q_OBJECT
+
+private Q_SLOTS:
+  void everyTaskOnTheSampleProducesReadableOutputs() {
+    QTemporaryDir out;
+    QStringList args{"run", QString::fromStdString(resource("samples/astronaut.png")), "--output", out.path(),
+                     "--task", "pose,seg,normal,albedo,pointmap", "--device", "cpu"};
+    auto r = runCli(args + allFixtureModels());
+    QVERIFY2(!r.crashed, qPrintable(r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    const QString stem = out.path() + "/astronaut";
+
+    // Manifest: every output listed, the models described.
+    const QJsonObject manifest = readJson(out.path() + "/results.json");
+    QCOMPARE(manifest["succeeded"].toInt(), 1);
+    QCOMPARE(manifest["models"].toArray().size(), 5);
+    const QJsonObject outputs = manifest["inputs"].toArray()[0].toObject()["outputs"].toObject();
+    for (const char* kind : {"seg", "seg_overlay", "pose", "pose_overlay", "normal", "normal_npy", "albedo",
+                             "albedo_npy", "pointmap_npy", "depth", "ply"}) {
+      QVERIFY2(outputs.contains(kind), kind);
+      QVERIFY2(QFile::exists(outputs[kind].toString()), kind);
+    }
+
+    // Segmentation: a class-index PNG of the picture's size.
+    const cv::Mat labels = cv::imread((stem + ".seg.png").toStdString(), cv::IMREAD_UNCHANGED);
+    QCOMPARE(labels.type(), CV_8UC1);
+    QCOMPARE(labels.cols, 512);
+    QCOMPARE(labels.rows, 512);
+    double maxLabel = 0;
+    cv::minMaxLoc(labels, nullptr, &maxLabel);
+    QVERIFY(maxLabel <= 28);
+
+    // Pose JSON in the official layout.
+    const QJsonObject pose = readJson(stem + ".pose.json");
+    QCOMPARE(pose["num_keypoints"].toInt(), 308);
+    QCOMPARE(pose["image_size"].toArray()[0].toInt(), 512);
+    const QJsonArray frames = pose["frames"].toArray();
+    QCOMPARE(frames.size(), 1);
+    QCOMPARE(frames[0].toObject()["image_name"].toString(), QString("astronaut.png"));
+    const QJsonArray instances = frames[0].toObject()["instances"].toArray();
+    QVERIFY(!instances.isEmpty());
+    for (const auto& value : instances) {
+      const QJsonObject instance = value.toObject();
+      QCOMPARE(instance["bbox"].toArray().size(), 4);
+      QCOMPARE(instance["keypoints"].toArray().size(), 308);
+      QCOMPARE(instance["keypoint_scores"].toArray().size(), 308);
+      QCOMPARE(instance["keypoints"].toArray()[0].toArray().size(), 2);
+    }
+
+    // Normals: unit-length (bilinear resampling shortens them a little at most) and the PNG encodes them.
+    const cv::Mat normal = readNpyFloat(stem + ".normal.npy");
+    QCOMPARE(normal.type(), CV_32FC3);
+    QCOMPARE(normal.size(), labels.size());
+    const cv::Mat normalPng = cv::imread((stem + ".normal.png").toStdString(), cv::IMREAD_COLOR);
+    int checked = 0;
+    for (int y = 0; y < 512; y += 37)
+      for (int x = 0; x < 512; x += 41) {
+        const cv::Vec3f n = normal.at<cv::Vec3f>(y, x);
+        QVERIFY(cv::norm(n) <= 1.0001 && cv::norm(n) > 0.2);
+        if (labels.at<uchar>(y, x) == 0) continue;
+        const cv::Vec3b bgr = normalPng.at<cv::Vec3b>(y, x);
+        QCOMPARE(int(bgr[2]), int((n[0] + 1) / 2 * 255));  // R = x
+        QCOMPARE(int(bgr[0]), int((n[2] + 1) / 2 * 255));  // B = z
+        ++checked;
+      }
+    Q_UNUSED(checked);
+
+    const cv::Mat albedo = readNpyFloat(stem + ".albedo.npy");
+    QCOMPARE(albedo.type(), CV_32FC3);
+    double lo = 0, hi = 0;
+    cv::minMaxLoc(albedo.reshape(1), &lo, &hi);
+    QVERIFY(lo >= 0.0 && hi <= 1.0);
+
+    // PLY through VTK: one vertex per foreground pixel with a valid depth, positions = the pointmap.
+    const cv::Mat pointmap = readNpyFloat(stem + ".pointmap.npy");
+    QCOMPARE(pointmap.type(), CV_32FC3);
+    std::vector<cv::Vec3f> expected;
+    for (int y = 0; y < 512; ++y)
+      for (int x = 0; x < 512; ++x) {
+        const cv::Vec3f p = pointmap.at<cv::Vec3f>(y, x);
+        if (labels.at<uchar>(y, x) > 0 && std::isfinite(p[2]) && p[2] > 0) expected.push_back(p);
+      }
+    auto reader = vtkSmartPointer<vtkPLYReader>::New();
+    reader->SetFileName((stem + ".ply").toUtf8().constData());
+    reader->Update();
+    vtkPolyData* cloud = reader->GetOutput();
+    QCOMPARE(static_cast<size_t>(cloud->GetNumberOfPoints()), expected.size());
+    if (!expected.empty()) {
+      for (size_t i = 0; i < expected.size(); i += std::max<size_t>(1, expected.size() / 50)) {
+        double p[3];
+        cloud->GetPoint(static_cast<vtkIdType>(i), p);
+        for (int c = 0; c < 3; ++c) QCOMPARE(float(p[c]), expected[i][c]);
+      }
+      QVERIFY(cloud->GetPointData()->GetNormals() != nullptr);
+      QVERIFY(cloud->GetPointData()->GetScalars() != nullptr);  // red green blue
+      QCOMPARE(cloud->GetPointData()->GetScalars()->GetNumberOfComponents(), 3);
+    }
+  }
+
+  void badPicturesAreReportedAndTheOthersComplete() {
+    QTemporaryDir in, out;
+    QVERIFY(QFile::copy(QString::fromStdString(resource("samples/astronaut.png")), in.path() + "/good.png"));
+    QFile corrupt(in.path() + "/corrupt.png");
+    QVERIFY(corrupt.open(QIODevice::WriteOnly));
+    corrupt.write("\x89PNG\r\n\x1a\n this is not a picture");
+    corrupt.close();
+    QVERIFY(QFile::link(in.path() + "/gone.png", in.path() + "/dangling.png"));
+
+    auto r = runCli(QStringList{"run", in.path(), "--output", out.path(), "--task", "seg", "--device", "cpu",
+                                "--seg-model", QString::fromStdString(fixture("golden/seg/model.safetensors"))});
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.contains("corrupt.png"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("dangling.png"), qPrintable(r.err));
+    QVERIFY(QFile::exists(out.path() + "/good.seg.png"));
+    const QJsonObject manifest = readJson(out.path() + "/results.json");
+    QCOMPARE(manifest["succeeded"].toInt(), 1);
+    QCOMPARE(manifest["failed"].toInt(), 2);
+  }
+
+  void aMismatchedModelFailsItsTaskOnly() {
+    QTemporaryDir out;
+    auto r = runCli(QStringList{"run", QString::fromStdString(resource("samples/astronaut.png")), "--output",
+                                out.path(), "--task", "seg,normal", "--device", "cpu", "--seg-model",
+                                QString::fromStdString(fixture("golden/pose/model.safetensors")), "--normal-model",
+                                QString::fromStdString(fixture("golden/normal/model.safetensors"))});
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.contains("pose") && r.err.contains("seg"), qPrintable(r.err));
+    QVERIFY(QFile::exists(out.path() + "/astronaut.normal.png"));
+    QVERIFY(!QFile::exists(out.path() + "/astronaut.seg.png"));
+  }
+
+  void missingInputsAndBadOptionsAreUsageErrors() {
+    QTemporaryDir out;
+    auto r = runCli({"run", "/nonexistent/folder", "--output", out.path(), "--task", "seg", "--seg-model",
+                     QString::fromStdString(fixture("golden/seg/model.safetensors"))});
+    QVERIFY(!r.crashed);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("/nonexistent/folder"), qPrintable(r.err));
+    r = runCli({"run", "x.png", "--output", out.path(), "--task", "dance"});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("dance"), qPrintable(r.err));
+  }
+};
+
+QTEST_APPLESS_MAIN(CliRunTest)
+#include "test_cli_run.moc"

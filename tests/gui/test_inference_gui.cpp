@@ -1,0 +1,394 @@
+// Running the models from the studio as a user does: the bundled sample, the tiny fixture models loaded
+// through the Models actions, results drawn as layers over the image (checked on the drawn pixels),
+// the 3-D view, File > Export, bad checkpoints reported without a crash, and a GUI that never stalls.
+
+#include "sapiens/common/allocator.h"
+#include "image_view.h"
+#include "inference_session.h"
+#include "log_panel.h"
+#include "main_window.h"
+#include "point_cloud_view.h"
+#include "surface_format.h"
+#include "tasks_panel.h"
+#include "test_support.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/point_cloud.h"
+
+#include <vtkNew.h>
+#include <vtkPLYReader.h>
+#include <vtkPolyData.h>
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileDialog>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using sapiens::Task;
+using sapiens::studio::MainWindow;
+
+namespace {
+
+constexpr int kTimeoutMs = 120000;
+
+QString samplePath() {
+  return QString::fromStdString(sapiens::test::resource("samples/astronaut.png"));
+}
+
+QString fixtureModel(const char* task) {
+  return QString::fromStdString(sapiens::test::fixture(std::string("golden/") + task + "/model.safetensors"));
+}
+
+bool openAndWait(MainWindow& window) {
+  QSignalSpy shown(&window, &MainWindow::imageShown);
+  window.openPaths({samplePath()});
+  return shown.wait(kTimeoutMs);
+}
+
+bool loadModels(MainWindow& window, const std::map<Task, const char*>& models) {
+  QSignalSpy ready(&window, &MainWindow::modelReady);
+  for (const auto& [task, folder] : models) window.loadCheckpoint(task, fixtureModel(folder));
+  QElapsedTimer timer;
+  timer.start();
+  while (ready.count() < int(models.size()) && timer.elapsed() < kTimeoutMs) ready.wait(1000);
+  return ready.count() == int(models.size());
+}
+
+void selectTasks(MainWindow& window, std::initializer_list<Task> tasks) {
+  for (Task task : sapiens::studio::kStudioTasks)
+    window.tasksPanel()->setTaskSelected(task, std::find(tasks.begin(), tasks.end(), task) != tasks.end());
+}
+
+bool runAndWait(MainWindow& window) {
+  QSignalSpy shown(&window, &MainWindow::resultShown);
+  window.findChild<QAction*>(QStringLiteral("actionRun"))->trigger();
+  return shown.wait(kTimeoutMs);
+}
+
+QRgb drawnAt(const QImage& frame, sapiens::widgets::ImageView& view, const QPointF& imagePoint) {
+  const QPointF widget = view.imageToWidget(imagePoint);
+  const qreal dpr = view.devicePixelRatioF();
+  return frame.pixel(int(widget.x() * dpr), int(widget.y() * dpr));
+}
+
+int colourDistance(QRgb a, QRgb b) {
+  return std::max(
+      {std::abs(qRed(a) - qRed(b)), std::abs(qGreen(a) - qGreen(b)), std::abs(qBlue(a) - qBlue(b))});
+}
+
+// Image points on a grid whose 5x5 neighbourhood has a single label (away from mask edges).
+std::vector<std::pair<QPointF, int>> interiorSamples(const cv::Mat& labels) {
+  std::vector<std::pair<QPointF, int>> samples;
+  for (int y = 8; y < labels.rows - 8; y += 16) {
+    for (int x = 8; x < labels.cols - 8; x += 16) {
+      const int label = labels.at<std::uint8_t>(y, x);
+      bool uniform = true;
+      for (int dy = 0; dy <= 0 && uniform; ++dy)  // the mask texture is sampled nearest: one pixel decides
+        for (int dx = 0; dx <= 0 && uniform; ++dx)
+          uniform = labels.at<std::uint8_t>(y + dy, x + dx) == label;
+      if (uniform) samples.emplace_back(QPointF(x + 0.5, y + 0.5), label);
+    }
+  }
+  return samples;
+}
+
+int nonBackgroundPixels(const QImage& frame) {
+  const QRgb corner = frame.pixel(0, 0);
+  int count = 0;
+  for (int y = 0; y < frame.height(); y += 2)
+    for (int x = 0; x < frame.width(); x += 2) count += colourDistance(frame.pixel(x, y), corner) > 30;
+  return count;
+}
+
+void sendMouse(QWidget* widget, QEvent::Type type, const QPointF& pos, Qt::MouseButton button,
+               Qt::MouseButtons buttons) {
+  QMouseEvent event(type, pos, widget->mapToGlobal(pos), button, buttons, Qt::NoModifier);
+  QApplication::sendEvent(widget, &event);
+}
+
+}  // namespace
+
+class TestInferenceGui : public QObject {
+  Q_OBJECT
+
+ public:
+  static void initMain() {
+    sapiens::memory::keepLargeBlocksInHeap();  // as sapiens-studio's main() does, before any thread starts
+    sapiens::studio::prepareOpenGl();
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("sapiens2-studio-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_inference_gui"));
+    QSettings().clear();
+    QVERIFY(emptyRoot_.isValid());
+    // Nothing is discovered: every model in these tests is one the test loaded.
+    qputenv("SAPIENS_CHECKPOINT_ROOT", emptyRoot_.path().toUtf8());
+    sapiens::log::Options options;
+    options.file = false;
+    sapiens::log::init(options);
+  }
+
+  void init() { QSettings().clear(); }
+
+  void drawsResultsAsLayersShowsThemIn3dAndExports() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window));
+    QVERIFY(loadModels(
+        window,
+        {{Task::Seg, "seg"}, {Task::Pose, "pose"}, {Task::Normal, "normal"}, {Task::Pointmap, "pointmap"}}));
+    QVERIFY(window.findChild<QLabel*>(QStringLiteral("modelLabel"))->text().contains(QStringLiteral("seg:")));
+
+    auto* view = window.imageView();
+    auto* panel = window.tasksPanel();
+    const QImage original = view->grabFramebuffer();
+    QVERIFY(!window.findChild<QAction*>(QStringLiteral("actionExport_ply"))->isEnabled());
+
+    selectTasks(window, {Task::Seg, Task::Pose, Task::Normal, Task::Pointmap});
+    panel->findChild<QCheckBox*>(QStringLiteral("keypointsLayerCheck"))->setChecked(false);
+    panel->findChild<QCheckBox*>(QStringLiteral("boxesLayerCheck"))->setChecked(false);
+    QSignalSpy cloudShown(&window, &MainWindow::pointCloudShown);
+    QVERIFY(runAndWait(window));
+    const sapiens::FrameResult* result = window.currentResult();
+    QVERIFY(result);
+    for (Task task : {Task::Seg, Task::Pose, Task::Normal, Task::Pointmap}) QVERIFY(result->has(task));
+    QVERIFY(window.findChild<QLabel*>(QStringLiteral("latencyLabel"))->text().endsWith(QStringLiteral("ms")));
+
+    // Part mask: hide the most common class; its pixels and the background's stay as they were, the
+    // other classes' pixels are tinted.
+    const auto samples = interiorSamples(result->segLabels);
+    std::map<int, int> frequency;
+    for (const auto& [point, label] : samples) ++frequency[label];
+    QVERIFY2(frequency.size() >= 2, "the fixture model should give at least two classes on the sample");
+    int hidden = 0;
+    for (const auto& [label, count] : frequency)
+      if (label != 0 && (hidden == 0 || count > frequency[hidden])) hidden = label;
+    panel->setClassVisible(hidden, false);
+    QImage frame = view->grabFramebuffer();
+    int tinted = 0, tintable = 0, untouched = 0, untouchable = 0;
+    for (const auto& [point, label] : samples) {
+      const int change = colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point));
+      if (label == 0 || label == hidden) {
+        ++untouchable;
+        untouched += change <= 3;
+      } else {
+        ++tintable;
+        tinted += change > 3;
+      }
+    }
+    QVERIFY(tintable > 0 && untouchable > 0);
+    QVERIFY2(untouched == untouchable,
+             qPrintable(QStringLiteral("%1 of %2").arg(untouched).arg(untouchable)));
+    QVERIFY2(tinted >= tintable * 9 / 10, qPrintable(QStringLiteral("%1 of %2").arg(tinted).arg(tintable)));
+
+    // Turning the mask layer off gives the original picture back.
+    panel->findChild<QCheckBox*>(QStringLiteral("maskLayerCheck"))->setChecked(false);
+    frame = view->grabFramebuffer();
+    int restored = 0;
+    for (const auto& [point, label] : samples)
+      restored += colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point)) <= 3;
+    QCOMPARE(restored, int(samples.size()));
+
+    // Normals as a colour layer change the picture over the person.
+    panel->findChild<QComboBox*>(QStringLiteral("denseLayerCombo"))->setCurrentIndex(1);
+    frame = view->grabFramebuffer();
+    int normalTinted = 0;
+    for (const auto& [point, label] : samples)
+      normalTinted +=
+          label != 0 && colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point)) > 3;
+    QVERIFY(normalTinted > 0);
+    panel->findChild<QComboBox*>(QStringLiteral("denseLayerCombo"))->setCurrentIndex(0);
+
+    // Keypoints: at threshold 0 every keypoint inside the picture is drawn, the last one on top.
+    panel->setKeypointThreshold(0.0);
+    panel->findChild<QCheckBox*>(QStringLiteral("keypointsLayerCheck"))->setChecked(true);
+    frame = view->grabFramebuffer();
+    const sapiens::PoseInstance& pose = result->poses.back();
+    const auto& metadata = sapiens::keypoints308();
+    int last = -1;
+    for (int i = int(std::min(pose.keypoints.size(), metadata.size())) - 1; i >= 0 && last < 0; --i) {
+      const auto& k = pose.keypoints[std::size_t(i)];
+      if (k[0] >= 1 && k[1] >= 1 && k[0] < result->width - 1 && k[1] < result->height - 1) last = i;
+    }
+    QVERIFY(last >= 0);
+    const auto& point = pose.keypoints[std::size_t(last)];
+    const QRgb drawn = drawnAt(frame, *view, QPointF(point[0], point[1]));
+    const auto& colour = metadata.keypointColors[std::size_t(last)];
+    QVERIFY2(colourDistance(drawn, qRgb(colour[0], colour[1], colour[2])) <= 12,
+             qPrintable(QStringLiteral("keypoint %1 drawn as %2 %3 %4, expected %5 %6 %7")
+                            .arg(last)
+                            .arg(qRed(drawn))
+                            .arg(qGreen(drawn))
+                            .arg(qBlue(drawn))
+                            .arg(colour[0])
+                            .arg(colour[1])
+                            .arg(colour[2])));
+    // Above every score, nothing is drawn there any more.
+    panel->setKeypointThreshold(1.0);
+    if (*std::max_element(pose.scores.begin(), pose.scores.end()) < 1.0f) {
+      frame = view->grabFramebuffer();
+      QVERIFY(colourDistance(drawnAt(frame, *view, QPointF(point[0], point[1])),
+                             drawnAt(original, *view, QPointF(point[0], point[1]))) <= 3);
+    }
+
+    // The hover read-out names the part, the depth and the normal under the cursor.
+    const QPointF at = view->imageToWidget(samples.front().first);
+    sendMouse(view, QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+    const QString readout = window.findChild<QLabel*>(QStringLiteral("readoutLabel"))->text();
+    QVERIFY2(readout.contains(QStringLiteral("depth")) && readout.contains(QStringLiteral("normal")),
+             qPrintable(readout));
+
+    // 3-D: the pointmap's points are on screen, and a drag turns them.
+    if (cloudShown.isEmpty()) QVERIFY(cloudShown.wait(kTimeoutMs));
+    auto* cloud = window.pointCloudView();
+    const auto expected = sapiens::buildPointCloud(*result, view->image());
+    QCOMPARE(qulonglong(cloud->pointCount()), qulonglong(expected.vertexCount()));
+    QTRY_VERIFY_WITH_TIMEOUT(nonBackgroundPixels(cloud->grabFramebuffer()) > 20, 20000);
+    const QImage before3d = cloud->grabFramebuffer();
+    QSignalSpy rendered(cloud, &sapiens::widgets::PointCloudView::frameRendered);
+    const QPointF centre(cloud->width() / 2.0, cloud->height() / 2.0);
+    sendMouse(cloud, QEvent::MouseButtonPress, centre, Qt::LeftButton, Qt::LeftButton);
+    for (int dx = 5; dx <= 80; dx += 5)
+      sendMouse(cloud, QEvent::MouseMove, centre + QPointF(dx, dx / 2.0), Qt::NoButton, Qt::LeftButton);
+    sendMouse(cloud, QEvent::MouseButtonRelease, centre + QPointF(80, 40), Qt::LeftButton, Qt::NoButton);
+    QVERIFY(rendered.wait(20000));
+    QVERIFY(cloud->grabFramebuffer() != before3d);
+
+    // File > Export > Point Cloud (PLY), through the menu action and its file dialog.
+    QAction* exportPly = window.findChild<QAction*>(QStringLiteral("actionExport_ply"));
+    QVERIFY(exportPly->isEnabled());
+    QTemporaryDir out;
+    QVERIFY(out.isValid());
+    const QString plyPath = out.filePath(QStringLiteral("astronaut.ply"));
+    QSignalSpy exported(&window, &MainWindow::exportFinished);
+    exportPly->trigger();
+    QFileDialog* dialog = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (dialog = window.findChild<QFileDialog*>(QStringLiteral("exportDialog"))) != nullptr, 5000);
+    dialog->selectFile(plyPath);
+    static_cast<QDialog*>(dialog)->accept();  // QFileDialog::accept is protected; QDialog's is public
+    QVERIFY(exported.wait(kTimeoutMs));
+    QCOMPARE(exported.at(0).at(0).toString(), plyPath);
+    QVERIFY2(exported.at(0).at(1).toString().isEmpty(), qPrintable(exported.at(0).at(1).toString()));
+    vtkNew<vtkPLYReader> reader;
+    reader->SetFileName(plyPath.toStdString().c_str());
+    reader->Update();
+    QCOMPARE(qulonglong(reader->GetOutput()->GetNumberOfPoints()), qulonglong(expected.vertexCount()));
+
+    // The mask PNG the same way, through the function the dialog calls.
+    const QString maskPath = out.filePath(QStringLiteral("astronaut.seg.png"));
+    window.exportResult(sapiens::studio::ExportKind::MaskPng, maskPath);
+    QVERIFY(exported.wait(kTimeoutMs));
+    QVERIFY(QFile::exists(maskPath));
+  }
+
+  void reportsBadCheckpointsAndKeepsWorking() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window));
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString corrupt = dir.filePath(QStringLiteral("corrupt_seg.safetensors"));
+    QFile file(corrupt);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray("\x40\x00\x00\x00\x00\x00\x00\x00{not json at all", 24));
+    file.close();
+
+    QSignalSpy problems(&window, &MainWindow::modelProblem);
+    window.loadCheckpoint(Task::Seg, corrupt);
+    QVERIFY(problems.wait(kTimeoutMs));
+    QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("corrupt_seg.safetensors")));
+    QTRY_VERIFY_WITH_TIMEOUT(window.logPanel()->toPlainText().contains(QStringLiteral("corrupt_seg")), 5000);
+
+    // The pose fixture offered as the segmentation model is refused.
+    window.loadCheckpoint(Task::Seg, fixtureModel("pose"));
+    QVERIFY(problems.wait(kTimeoutMs));
+    QVERIFY2(problems.at(1).at(1).toString().contains(QStringLiteral("pose")),
+             qPrintable(problems.at(1).at(1).toString()));
+
+    // Running without a seg model says so; then the right file works.
+    selectTasks(window, {Task::Seg});
+    QSignalSpy failed(&window, &MainWindow::runFailed);
+    window.runTasks();
+    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(loadModels(window, {{Task::Seg, "seg"}}));
+    QVERIFY(runAndWait(window));
+    QVERIFY(window.currentResult()->has(Task::Seg));
+  }
+
+  void staysResponsiveWhileModelsRun() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window));
+    QVERIFY(loadModels(
+        window,
+        {{Task::Seg, "seg"}, {Task::Pose, "pose"}, {Task::Normal, "normal"}, {Task::Pointmap, "pointmap"}}));
+    selectTasks(window, {Task::Seg, Task::Pose, Task::Normal, Task::Pointmap});
+
+    QElapsedTimer clock;
+    qint64 lastTick = -1;
+    qint64 longestGap = 0;
+    QTimer probe;
+    probe.setInterval(10);
+    connect(&probe, &QTimer::timeout, [&] {
+      const qint64 now = clock.elapsed();
+      if (lastTick >= 0) longestGap = std::max(longestGap, now - lastTick);
+      lastTick = now;
+    });
+    clock.start();
+    probe.start();
+    QElapsedTimer running;
+    running.start();
+    for (int i = 0; i < 4; ++i) {
+      window.inference()->clearCache();  // a real run each time
+      QVERIFY(runAndWait(window));
+    }
+    probe.stop();
+    const qint64 runMs = running.elapsed();
+    qInfo("4 runs took %lld ms; longest GUI-thread gap %lld ms", runMs, longestGap);
+    QVERIFY2(runMs > 200, "the runs were too short for the probe to mean anything");
+    QVERIFY2(longestGap < 100,
+             qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(longestGap)));
+
+    // Moving to another image drops the run in flight: its result never shows.
+    window.inference()->clearCache();
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    QSignalSpy imageShown(&window, &MainWindow::imageShown);
+    window.runTasks();
+    window.showFile(samplePath());
+    QVERIFY(imageShown.wait(kTimeoutMs));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.inference()->isBusy(), kTimeoutMs);
+    QTest::qWait(200);
+    QVERIFY(shown.isEmpty());
+    QVERIFY(!window.currentResult());
+  }
+
+ private:
+  QTemporaryDir emptyRoot_;
+};
+
+QTEST_MAIN(TestInferenceGui)
+#include "test_inference_gui.moc"

@@ -1,0 +1,402 @@
+// The studio's main window as a user meets it: the bundled sample on screen, menus and shortcuts,
+// bad files reported without a crash, folders in the Media dock, recent files, drag and drop.
+
+#include "image_view.h"
+#include "log_panel.h"
+#include "main_window.h"
+#include "media_browser.h"
+#include "model_browser.h"
+#include "recent_files.h"
+#include "surface_format.h"
+#include "test_support.h"
+
+#include "sapiens/common/log.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <QAction>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QMouseEvent>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeWidgetItem>
+#include <QUrl>
+
+#include <cmath>
+
+using sapiens::studio::MainWindow;
+
+namespace {
+
+constexpr int kLoadTimeoutMs = 20000;
+
+QString samplePath() {
+  return QString::fromStdString(sapiens::test::resource("samples/astronaut.png"));
+}
+
+QMenu* menuTitled(QMainWindow& window, const QString& title) {
+  for (QAction* action : window.menuBar()->actions()) {
+    if (action->menu() && action->text() == title) return action->menu();
+  }
+  return nullptr;
+}
+
+QStringList actionNames(QMenu* menu) {
+  QStringList names;
+  for (QAction* action : menu->actions()) {
+    names << (action->menu() ? action->menu()->objectName() : action->objectName());
+  }
+  return names;
+}
+
+// Opens `paths` and waits until the window has drawn the first image.
+bool openAndWait(MainWindow& window, const QStringList& paths) {
+  QSignalSpy shown(&window, &MainWindow::imageShown);
+  window.openPaths(paths);
+  return shown.wait(kLoadTimeoutMs);
+}
+
+// Mean absolute difference per channel between what the view drew and the source image, sampled on
+// a grid of image points (bilinear source values at the drawn pixels' centres).
+double drawnVersusSource(sapiens::widgets::ImageView& view, const cv::Mat& source, int gridSteps) {
+  const QImage frame = view.grabFramebuffer();
+  const qreal dpr = view.devicePixelRatioF();
+  double total = 0;
+  int samples = 0;
+  for (int gy = 1; gy < gridSteps; ++gy) {
+    for (int gx = 1; gx < gridSteps; ++gx) {
+      const QPointF imagePoint(source.cols * gx / double(gridSteps), source.rows * gy / double(gridSteps));
+      const QPointF widget = view.imageToWidget(imagePoint);
+      const int px = int(widget.x() * dpr);
+      const int py = int(widget.y() * dpr);
+      const QPointF centre = view.widgetToImage(QPointF((px + 0.5) / dpr, (py + 0.5) / dpr));
+      cv::Mat patch;
+      cv::getRectSubPix(source, cv::Size(1, 1), cv::Point2f(float(centre.x() - 0.5), float(centre.y() - 0.5)),
+                        patch);
+      const cv::Vec3b expected = patch.at<cv::Vec3b>(0, 0);
+      const QRgb drawn = frame.pixel(px, py);
+      total += std::abs(qBlue(drawn) - expected[0]) + std::abs(qGreen(drawn) - expected[1]) +
+               std::abs(qRed(drawn) - expected[2]);
+      samples += 3;
+    }
+  }
+  return total / samples;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ public:
+  static void initMain() { sapiens::studio::prepareOpenGl(); }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
+    QCoreApplication::setOrganizationName(QStringLiteral("sapiens2-studio-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_main_window"));
+    QSettings().clear();
+    sapiens::log::Options options;
+    options.file = false;
+    sapiens::log::init(options);
+  }
+
+  void init() { QSettings().clear(); }
+
+  void showsTheBundledSample() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window, {samplePath()}));
+
+    QVERIFY2(window.windowTitle().contains(QStringLiteral("astronaut.png")),
+             qPrintable(window.windowTitle()));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - astronaut.png"));
+    QCOMPARE(window.currentFile(), QFileInfo(samplePath()).absoluteFilePath());
+
+    auto* view = window.imageView();
+    QVERIFY(view->fitsToView());
+    const cv::Mat source = cv::imread(samplePath().toStdString(), cv::IMREAD_COLOR);
+    QCOMPARE(view->image().cols, source.cols);
+
+    // The pixel at the image centre, as drawn at fit zoom, is the sample's pixel there.
+    const QImage frame = view->grabFramebuffer();
+    const qreal dpr = view->devicePixelRatioF();
+    const QPointF centre = view->imageToWidget(QPointF(source.cols / 2.0, source.rows / 2.0));
+    const QRgb drawn = frame.pixel(int(centre.x() * dpr), int(centre.y() * dpr));
+    const QPointF sampledAt = view->widgetToImage(
+        QPointF((int(centre.x() * dpr) + 0.5) / dpr, (int(centre.y() * dpr) + 0.5) / dpr));
+    cv::Mat patch;
+    cv::getRectSubPix(source, cv::Size(1, 1),
+                      cv::Point2f(float(sampledAt.x() - 0.5), float(sampledAt.y() - 0.5)), patch);
+    const cv::Vec3b expected = patch.at<cv::Vec3b>(0, 0);
+    const int tolerance = 12;
+    QVERIFY2(std::abs(qBlue(drawn) - expected[0]) <= tolerance &&
+                 std::abs(qGreen(drawn) - expected[1]) <= tolerance &&
+                 std::abs(qRed(drawn) - expected[2]) <= tolerance,
+             qPrintable(QStringLiteral("centre drawn RGB %1 %2 %3, sample RGB %4 %5 %6")
+                            .arg(qRed(drawn))
+                            .arg(qGreen(drawn))
+                            .arg(qBlue(drawn))
+                            .arg(expected[2])
+                            .arg(expected[1])
+                            .arg(expected[0])));
+    // And the whole picture, not just one pixel (catches flips and swapped channels).
+    const double meanError = drawnVersusSource(*view, source, 12);
+    QVERIFY2(meanError < 6.0, qPrintable(QStringLiteral("mean abs error %1").arg(meanError)));
+
+    // Status bar: the image size and the device.
+    QVERIFY(
+        window.findChild<QLabel*>(QStringLiteral("sizeLabel"))->text().contains(QStringLiteral("512 x 512")));
+    QVERIFY(
+        window.findChild<QLabel*>(QStringLiteral("deviceLabel"))->text().startsWith(QStringLiteral("CPU")));
+  }
+
+  void menusHaveTheirActionsAndShortcuts() {
+    MainWindow window;
+    QMenu* file = menuTitled(window, QStringLiteral("&File"));
+    QMenu* view = menuTitled(window, QStringLiteral("&View"));
+    QMenu* help = menuTitled(window, QStringLiteral("&Help"));
+    QVERIFY(file && view && help);
+    const QStringList fileActions = actionNames(file);
+    for (const char* name : {"actionOpenImage", "actionOpenFolder", "recentMenu", "actionQuit"}) {
+      QVERIFY2(fileActions.contains(QLatin1String(name)), name);
+    }
+    const QStringList viewActions = actionNames(view);
+    for (const char* name : {"actionTogglemediaDock", "actionTogglemodelsDock", "actionTogglelogDock",
+                             "actionFit", "actionActualSize", "themeMenu"}) {
+      QVERIFY2(viewActions.contains(QLatin1String(name)), name);
+    }
+    const QStringList helpActions = actionNames(help);
+    QVERIFY(helpActions.contains(QStringLiteral("actionAbout")));
+    QVERIFY(helpActions.contains(QStringLiteral("actionOpenLogFolder")));
+
+    // Every command has a keyboard shortcut, and no two share one.
+    QList<QKeySequence> seen;
+    QList<QMenu*> menus{file, view, help, window.findChild<QMenu*>(QStringLiteral("themeMenu"))};
+    for (QMenu* menu : menus) {
+      for (QAction* action : menu->actions()) {
+        if (action->isSeparator() || action->menu()) continue;
+        QVERIFY2(!action->shortcut().isEmpty(), qPrintable(action->text()));
+        QVERIFY2(!seen.contains(action->shortcut()), qPrintable(action->shortcut().toString()));
+        seen << action->shortcut();
+      }
+    }
+
+    // The dock toggles hide and show their docks.
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* logDock = window.findChild<QDockWidget*>(QStringLiteral("logDock"));
+    QVERIFY(logDock->isVisible());
+    window.findChild<QAction*>(QStringLiteral("actionTogglelogDock"))->trigger();
+    QVERIFY(!logDock->isVisible());
+  }
+
+  void reportsACorruptFileAndKeepsWorking() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window, {samplePath()}));
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString broken = dir.filePath(QStringLiteral("broken_upload.png"));
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    QByteArray garbage;
+    for (int i = 0; i < 4096; ++i) garbage.append(char((i * 131 + 17) % 251));
+    file.write(garbage);
+    file.close();
+
+    QSignalSpy failed(&window, &MainWindow::imageFailed);
+    window.openPaths({broken});
+    QVERIFY(failed.wait(kLoadTimeoutMs));
+    QVERIFY(failed.at(0).at(1).toString().contains(QStringLiteral("broken_upload.png")));
+    // The log panel names the file, the status bar says so, and the last good image stays.
+    QTRY_VERIFY_WITH_TIMEOUT(window.logPanel()->toPlainText().contains(QStringLiteral("broken_upload.png")),
+                             5000);
+    QVERIFY(window.logPanel()->toPlainText().contains(QStringLiteral("error")));
+    QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("broken_upload.png")));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - astronaut.png"));
+    QVERIFY(window.imageView()->hasImage());
+
+    // A missing file is reported the same way.
+    window.openPaths({dir.filePath(QStringLiteral("gone.jpg"))});
+    QVERIFY(failed.wait(kLoadTimeoutMs));
+    QVERIFY(failed.at(1).at(1).toString().contains(QStringLiteral("gone.jpg")));
+
+    // Still working: the sample opens again.
+    QVERIFY(openAndWait(window, {samplePath()}));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - astronaut.png"));
+    window.close();
+  }
+
+  void opensAFolderIntoTheMediaDock() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const cv::Vec3b colours[] = {{0, 0, 255}, {0, 255, 0}, {255, 0, 0}};
+    const char* names[] = {"a_red.png", "B_green.jpg", "c_blue.bmp"};
+    for (int i = 0; i < 3; ++i) {
+      const cv::Mat image(60, 80, CV_8UC3, cv::Scalar(colours[i][0], colours[i][1], colours[i][2]));
+      QVERIFY(cv::imwrite(dir.filePath(QLatin1String(names[i])).toStdString(), image));
+    }
+    QFile notes(dir.filePath(QStringLiteral("notes.txt")));
+    QVERIFY(notes.open(QIODevice::WriteOnly));
+    notes.write("not an image");
+    notes.close();
+
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window, {dir.path()}));
+    QCOMPARE(window.mediaBrowser()->count(), 3);
+    QVERIFY(window.currentFile().endsWith(QStringLiteral("a_red.png")));
+
+    auto centreColour = [&window] {
+      auto* view = window.imageView();
+      const QPointF centre = view->imageToWidget(QPointF(40, 30));
+      const qreal dpr = view->devicePixelRatioF();
+      return QColor(view->grabFramebuffer().pixel(int(centre.x() * dpr), int(centre.y() * dpr)));
+    };
+    QCOMPARE(centreColour().red(), 255);
+    QCOMPARE(centreColour().green(), 0);
+
+    // Next Image (Page Down) goes to the second file; so does a click in the dock on the third.
+    QSignalSpy shown(&window, &MainWindow::imageShown);
+    window.findChild<QAction*>(QStringLiteral("actionNextImage"))->trigger();
+    QVERIFY(shown.wait(kLoadTimeoutMs));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - B_green.jpg"));
+    QVERIFY(centreColour().green() > 240);
+    QVERIFY(centreColour().red() < 15);
+
+    window.mediaBrowser()->setCurrentRow(2);
+    QVERIFY(shown.wait(kLoadTimeoutMs));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - c_blue.bmp"));
+    QCOMPARE(centreColour().blue(), 255);
+
+    // The folder is remembered in Recent Files, and dropped from it once it is gone.
+    const sapiens::studio::RecentFiles recent;
+    QVERIFY(recent.entries().contains(QFileInfo(dir.path()).absoluteFilePath()));
+    QVERIFY(recent.entries().contains(dir.filePath(QStringLiteral("c_blue.bmp"))));
+    window.close();
+    QVERIFY(dir.remove());
+    QVERIFY(!recent.entries().contains(QFileInfo(dir.path()).absoluteFilePath()));
+    QVERIFY(recent.entries().isEmpty());
+  }
+
+  void opensDroppedFiles() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(samplePath())});
+    QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    enter.ignore();
+    QApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QSignalSpy shown(&window, &MainWindow::imageShown);
+    QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    QVERIFY(shown.wait(kLoadTimeoutMs));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - astronaut.png"));
+  }
+
+  void listsCheckpointsPerTaskFolder() {
+    QTemporaryDir root;
+    QVERIFY(root.isValid());
+    QVERIFY(QDir(root.path()).mkpath(QStringLiteral("pose")));
+    QVERIFY(QDir(root.path()).mkpath(QStringLiteral("seg/older")));
+    QVERIFY(QDir(root.path()).mkpath(QStringLiteral("normal")));
+    for (const char* name : {"pose/sapiens2_0.4b_pose.safetensors", "seg/sapiens2_1b_seg.safetensors",
+                             "seg/older/sapiens2_0.4b_seg.safetensors", "seg/notes.txt"}) {
+      QFile file(root.filePath(QLatin1String(name)));
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      file.write(QByteArray(2048, 0));
+    }
+    qputenv("SAPIENS_CHECKPOINT_ROOT", root.path().toUtf8());
+    MainWindow window;
+    qunsetenv("SAPIENS_CHECKPOINT_ROOT");
+    auto* models = window.modelBrowser();
+    QCOMPARE(models->root(), root.path());
+    QCOMPARE(models->checkpointCount(), 3);
+    QTreeWidgetItem* top = models->topLevelItem(0);
+    QCOMPARE(top->text(0), root.path());
+    QStringList tasks;
+    for (int i = 0; i < top->childCount(); ++i) tasks << top->child(i)->text(0);
+    QCOMPARE(tasks, QStringList({"normal", "pose", "seg"}));
+    QCOMPARE(top->child(0)->text(1), QStringLiteral("none"));
+    QTreeWidgetItem* seg = top->child(2);
+    QCOMPARE(seg->childCount(), 2);
+    QCOMPARE(seg->child(0)->text(0), QStringLiteral("older/sapiens2_0.4b_seg.safetensors"));
+    QCOMPARE(seg->child(1)->text(0), QStringLiteral("sapiens2_1b_seg.safetensors"));
+
+    // A root that does not exist says so instead of showing an empty list.
+    models->setRoot(root.filePath(QStringLiteral("absent")));
+    QCOMPARE(models->checkpointCount(), 0);
+    QVERIFY(models->topLevelItem(0)->child(0)->text(0).contains(QStringLiteral("SAPIENS_CHECKPOINT_ROOT")));
+  }
+
+  void statusBarReadsOutThePixelUnderTheCursor() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window, {samplePath()}));
+    auto* view = window.imageView();
+    const QPointF at = view->imageToWidget(QPointF(100.5, 200.5));
+    QMouseEvent move(QEvent::MouseMove, at, view->mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(view, &move);
+    const cv::Vec3b bgr = view->image().at<cv::Vec3b>(200, 100);
+    QCOMPARE(window.findChild<QLabel*>(QStringLiteral("hoverLabel"))->text(),
+             QStringLiteral("x 100  y 200   B %1  G %2  R %3").arg(bgr[0]).arg(bgr[1]).arg(bgr[2]));
+    QVERIFY(window.findChild<QLabel*>(QStringLiteral("zoomLabel"))->text().endsWith(QLatin1Char('%')));
+  }
+
+  void themeChoiceAppliesAndPersists() {
+    {
+      MainWindow window;
+      window.findChild<QAction*>(QStringLiteral("actionTheme_dark"))->trigger();
+      QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 80);
+      window.findChild<QAction*>(QStringLiteral("actionTheme_light"))->trigger();
+      QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 180);
+      window.findChild<QAction*>(QStringLiteral("actionTheme_dark"))->trigger();
+    }
+    QApplication::setPalette(QPalette());
+    MainWindow again;
+    QVERIFY(again.findChild<QAction*>(QStringLiteral("actionTheme_dark"))->isChecked());
+    QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 80);
+    again.findChild<QAction*>(QStringLiteral("actionTheme_system"))->trigger();
+    QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 180);
+  }
+
+  void layoutPersistsBetweenRuns() {
+    {
+      MainWindow window;
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      window.findChild<QDockWidget*>(QStringLiteral("logDock"))->hide();
+      window.close();
+    }
+    MainWindow again;
+    again.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&again));
+    QVERIFY(!again.findChild<QDockWidget*>(QStringLiteral("logDock"))->isVisible());
+    QVERIFY(again.findChild<QDockWidget*>(QStringLiteral("mediaDock"))->isVisible());
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

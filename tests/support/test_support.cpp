@@ -1,0 +1,35 @@
+#include "test_support.h"
+
+#include <QProcess>
+#include <QProcessEnvironment>
+
+namespace sapiens::test {
+
+std::string fixture(const std::string& relative) { return std::string(SAPIENS_TEST_FIXTURES) + "/" + relative; }
+
+std::string resource(const std::string& relative) { return std::string(SAPIENS_TEST_RESOURCES) + "/" + relative; }
+
+ProcessResult runCli(const QStringList& arguments, int timeoutMs, const QStringList& extraEnvironment) {
+  QProcess process;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("OMP_WAIT_POLICY", "PASSIVE");
+  for (const QString& entry : extraEnvironment) {
+    const auto split = entry.indexOf('=');
+    env.insert(entry.left(split), entry.mid(split + 1));
+  }
+  process.setProcessEnvironment(env);
+  process.start(QString::fromUtf8(SAPIENS_CLI_PATH), arguments);
+  ProcessResult result;
+  if (!process.waitForFinished(timeoutMs)) {
+    process.kill();
+    process.waitForFinished();
+    result.crashed = true;
+  }
+  result.crashed = result.crashed || process.exitStatus() == QProcess::CrashExit;
+  result.exitCode = process.exitCode();
+  result.out = QString::fromUtf8(process.readAllStandardOutput());
+  result.err = QString::fromUtf8(process.readAllStandardError());
+  return result;
+}
+
+}  // namespace sapiens::test

@@ -1,0 +1,27 @@
+#pragma once
+// Shared helpers for the Qt Test suites: fixture paths, temporary folders, running the CLI.
+
+#include <QString>
+#include <QStringList>
+
+#include <string>
+
+namespace sapiens::test {
+
+/// tests/fixtures/<relative>
+std::string fixture(const std::string& relative);
+/// resources/<relative>
+std::string resource(const std::string& relative);
+
+struct ProcessResult {
+  int exitCode = -1;
+  bool crashed = false;
+  QString out;
+  QString err;
+};
+/// Runs the real sapiens-cli binary with `arguments`, waiting at most `timeoutMs`.
+/// `extraEnvironment` holds NAME=VALUE entries added to the current environment.
+ProcessResult runCli(const QStringList& arguments, int timeoutMs = 300000,
+                     const QStringList& extraEnvironment = {});
+
+}  // namespace sapiens::test

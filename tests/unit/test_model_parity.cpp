@@ -1,0 +1,115 @@
+// Numeric parity of the LibTorch Sapiens2 with the official implementation, on the golden fixtures:
+// every output and intermediate in each folder's io.safetensors, within the README's tolerances.
+
+#include "sapiens/model/model.h"
+#include "sapiens/model/safetensors_torch.h"
+#include "sapiens/model/tensor_difference.h"
+#include "test_support.h"
+
+#include <ATen/ATen.h>
+#include <QtTest>
+
+#include <map>
+#include <string>
+
+using namespace sapiens;
+
+namespace {
+
+std::map<std::string, at::Tensor> readTensors(const std::string& path) {
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  std::map<std::string, at::Tensor> tensors;
+  for (const TensorEntry& entry : file.tensors()) tensors[entry.name] = loadTensor(file, entry).clone();
+  return tensors;
+}
+
+const char* const kFolders[] = {"backbone", "backbone_bf16", "pose", "seg", "normal", "albedo", "pointmap"};
+
+}  // namespace
+
+class TestModelParity : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void everyFixtureTensorWithinTolerance_data() {
+    QTest::addColumn<QString>("folder");
+    for (const char* folder : kFolders) QTest::newRow(folder) << QString(folder);
+  }
+
+  void everyFixtureTensorWithinTolerance() {
+    QFETCH(QString, folder);
+    const std::string dir = test::fixture("golden/" + folder.toStdString());
+    const Model model = Model::load(dir + "/model.safetensors");
+    const auto reference = readTensors(dir + "/io.safetensors");
+    ForwardOptions options;
+    options.intermediates = true;
+    const ModelOutputs outputs = model.forward(reference.at("input"), options);
+
+    int compared = 0;
+    for (const auto& [name, expected] : reference) {
+      if (name == "input") continue;
+      QVERIFY2(outputs.contains(name), qPrintable(QString("no output named %1").arg(name.c_str())));
+      const auto tolerance = parityTolerance(name);
+      QVERIFY2(tolerance.has_value(), qPrintable(QString("no tolerance for %1").arg(name.c_str())));
+      const TensorDifference d = tensorDifference(outputs.get(name), expected);
+      qInfo("%-10s %-16s max %.2e mean %.2e (limits %.0e / %.0e)", qPrintable(folder), name.c_str(),
+            d.maxRelative, d.meanRelative, tolerance->maxRelative, tolerance->meanRelative);
+      QVERIFY2(d.shapesMatch, qPrintable(QString("%1: shape differs").arg(name.c_str())));
+      QVERIFY2(withinTolerance(d, *tolerance),
+               qPrintable(QString("%1/%2: max %3 mean %4 relative error exceeds %5 / %6")
+                              .arg(folder, name.c_str())
+                              .arg(d.maxRelative)
+                              .arg(d.meanRelative)
+                              .arg(tolerance->maxRelative)
+                              .arg(tolerance->meanRelative)));
+      ++compared;
+    }
+    // Every fixture holds the 9 backbone intermediates + backbone_out + its head outputs.
+    QVERIFY2(compared >= 11, qPrintable(QString("only %1 tensors compared").arg(compared)));
+  }
+
+  // The comparison must be sensitive to the most likely porting mistake: RoPE in float32.
+  void float32RopeFailsTheTolerances() {
+    const std::string dir = test::fixture("golden/backbone");
+    const Model model = Model::load(dir + "/model.safetensors");
+    const auto reference = readTensors(dir + "/io.safetensors");
+    ForwardOptions options;
+    options.intermediates = true;
+    options.ropePrecision = RopePrecision::Float32;
+    const ModelOutputs outputs = model.forward(reference.at("input"), options);
+    for (const char* name : {"block0_out", "last_block_out", "backbone_out"}) {
+      const TensorDifference d = tensorDifference(outputs.get(name), reference.at(name));
+      qInfo("fp32 RoPE: %-16s max %.2e mean %.2e", name, d.maxRelative, d.meanRelative);
+      QVERIFY2(
+          !withinTolerance(d, *parityTolerance(name)),
+          qPrintable(QString("%1 with float32 RoPE still passes (max %2)").arg(name).arg(d.maxRelative)));
+    }
+  }
+
+  // The pointmap scale branch flattens per sample: a batch of two gives what each image gives alone.
+  void pointmapBatchEqualsEachImageAlone() {
+    const std::string dir = test::fixture("golden/pointmap");
+    const Model model = Model::load(dir + "/model.safetensors");
+    const at::Tensor input = readTensors(dir + "/io.safetensors").at("input");
+    QCOMPARE(input.size(0), 2);
+    const ModelOutputs both = model.forward(input);
+    const at::Tensor scale = both.get("scale");
+    QCOMPARE(scale.sizes(), (at::IntArrayRef{2, 1}));
+    for (int64_t i = 0; i < 2; ++i) {
+      const ModelOutputs alone = model.forward(input.narrow(0, i, 1));
+      const TensorDifference ds = tensorDifference(alone.get("scale"), scale.narrow(0, i, 1));
+      const TensorDifference dp =
+          tensorDifference(alone.get("pointmap"), both.get("pointmap").narrow(0, i, 1));
+      QVERIFY2(ds.maxRelative <= 2e-3,
+               qPrintable(QString("scale %1 differs by %2").arg(i).arg(ds.maxRelative)));
+      QVERIFY2(dp.maxRelative <= 2e-3,
+               qPrintable(QString("pointmap %1 differs by %2").arg(i).arg(dp.maxRelative)));
+    }
+    // The two images really differ, so the comparison above can tell them apart.
+    const TensorDifference between = tensorDifference(scale.narrow(0, 0, 1), scale.narrow(0, 1, 1));
+    QVERIFY(between.maxRelative > 1e-2);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestModelParity)
+#include "test_model_parity.moc"

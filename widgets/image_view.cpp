@@ -1,0 +1,525 @@
+#include "image_view.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/export/keypoint_metadata.h"
+
+#include <opencv2/imgproc.hpp>
+
+#include <QFile>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLShaderProgram>
+#include <QOpenGLVertexArrayObject>
+#include <QPainter>
+#include <QVector2D>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+#ifndef GL_BGR
+#define GL_BGR 0x80E0
+#endif
+#ifndef GL_BGRA
+#define GL_BGRA 0x80E1
+#endif
+#ifndef GL_R8UI
+#define GL_R8UI 0x8232
+#endif
+#ifndef GL_RED_INTEGER
+#define GL_RED_INTEGER 0x8D94
+#endif
+
+namespace sapiens::widgets {
+namespace {
+
+// Each layer's sampler has its own unit; samplers of different types may not share one.
+constexpr int kImageUnit = 0;
+constexpr int kColorMapUnit = 1;
+constexpr int kMaskUnit = 2;
+constexpr int kPaletteUnit = 3;
+
+// Above this zoom, image pixels are drawn as crisp squares (for inspecting them), below it smoothly.
+constexpr double kNearestFilterZoom = 2.0;
+
+// Pose marks keep their size on screen whatever the zoom (logical pixels).
+constexpr double kKeypointRadius = 4.0;
+constexpr double kLinkWidth = 2.0;
+constexpr double kBoxWidth = 2.0;
+
+QColor toQColor(const Rgb& rgb) {
+  return QColor(rgb[0], rgb[1], rgb[2]);
+}
+
+// Ties go to the even neighbour, as the official renderer's rounding does; the result must not escape.
+bool insideImage(const std::array<double, 2>& point, int width, int height) {
+  const double x = std::nearbyint(point[0]);
+  const double y = std::nearbyint(point[1]);
+  return std::isfinite(x) && std::isfinite(y) && x >= 0 && y >= 0 && x < width && y < height;
+}
+
+QString readShader(const QString& resource) {
+  QFile file(resource);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(file.readAll());
+}
+
+}  // namespace
+
+ImageView::ImageView(QWidget* parent) : QOpenGLWidget(parent) {
+  setMouseTracking(true);
+  setFocusPolicy(Qt::StrongFocus);
+  setMinimumSize(64, 64);
+}
+
+ImageView::~ImageView() {
+  disconnect(contextDestroyed_);
+  releaseGl();
+}
+
+void ImageView::releaseGl() {
+  if (!program_ || !context()) return;
+  makeCurrent();
+  for (unsigned int* texture : {&texture_, &maskTexture_, &paletteTexture_, &colorMapTexture_}) {
+    if (*texture != 0) glDeleteTextures(1, texture);
+    *texture = 0;
+  }
+  vertexArray_.reset();
+  program_.reset();
+  doneCurrent();
+  textureStale_ = !image_.empty();
+  maskStale_ = !mask_.empty();
+  paletteStale_ = !palette_.empty();
+  colorMapStale_ = !colorMap_.empty();
+}
+
+void ImageView::setImage(const cv::Mat& bgr) {
+  if (bgr.empty() || bgr.type() != CV_8UC3) {
+    logger().error("image view: expected a non-empty 8-bit BGR image, got {}x{} of type {}", bgr.cols,
+                   bgr.rows, bgr.type());
+    return;
+  }
+  image_ = bgr.isContinuous() ? bgr : bgr.clone();
+  clearLayers();
+  textureStale_ = true;
+  shownPending_ = true;
+  zoom_ = 0.0;  // so that fitting reports the zoom even when it happens to be unchanged
+  fitToView();
+}
+
+void ImageView::clear() {
+  image_.release();
+  clearLayers();
+  textureStale_ = false;
+  shownPending_ = false;
+  Q_EMIT hoverLeft();
+  update();
+}
+
+void ImageView::setMaskLayer(const cv::Mat& labels) {
+  if (!labels.empty() && labels.type() != CV_8UC1) {
+    logger().error("image view: a part mask must be 8-bit class indices, got type {}", labels.type());
+    return;
+  }
+  mask_ = labels.empty() || labels.isContinuous() ? labels : labels.clone();
+  maskStale_ = true;
+  update();
+}
+
+void ImageView::setMaskPalette(const std::vector<QColor>& palette) {
+  palette_ = palette;
+  palette_.resize(std::min<std::size_t>(palette_.size(), 256));
+  paletteStale_ = true;
+  update();
+}
+
+void ImageView::setMaskOpacity(double opacity) {
+  maskOpacity_ = std::clamp(opacity, 0.0, 1.0);
+  update();
+}
+
+void ImageView::setMaskVisible(bool visible) {
+  maskVisible_ = visible;
+  update();
+}
+
+void ImageView::setColorMapLayer(const cv::Mat& bgra) {
+  if (!bgra.empty() && bgra.type() != CV_8UC4) {
+    logger().error("image view: a colour map must be 8-bit BGRA, got type {}", bgra.type());
+    return;
+  }
+  colorMap_ = bgra.empty() || bgra.isContinuous() ? bgra : bgra.clone();
+  colorMapStale_ = true;
+  update();
+}
+
+void ImageView::setColorMapOpacity(double opacity) {
+  colorMapOpacity_ = std::clamp(opacity, 0.0, 1.0);
+  update();
+}
+
+void ImageView::setColorMapVisible(bool visible) {
+  colorMapVisible_ = visible;
+  update();
+}
+
+void ImageView::setPoses(const std::vector<PoseInstance>& poses) {
+  poses_ = poses;
+  update();
+}
+
+void ImageView::setKeypointThreshold(double threshold) {
+  keypointThreshold_ = threshold;
+  update();
+}
+
+void ImageView::setPosesVisible(bool visible) {
+  posesVisible_ = visible;
+  update();
+}
+
+void ImageView::setBoxesVisible(bool visible) {
+  boxesVisible_ = visible;
+  update();
+}
+
+void ImageView::clearLayers() {
+  mask_.release();
+  colorMap_.release();
+  poses_.clear();
+  maskStale_ = true;
+  colorMapStale_ = true;
+  update();
+}
+
+QPointF ImageView::widgetToImage(const QPointF& widgetPos) const {
+  return (widgetPos - origin_) / zoom_;
+}
+
+QPointF ImageView::imageToWidget(const QPointF& imagePos) const {
+  return imagePos * zoom_ + origin_;
+}
+
+double ImageView::fitZoom() const {
+  if (image_.empty() || width() <= 0 || height() <= 0) return 1.0;
+  return std::min(double(width()) / image_.cols, double(height()) / image_.rows);
+}
+
+void ImageView::fitToView() {
+  fitToView_ = true;
+  if (image_.empty()) return update();
+  const double zoom = std::clamp(fitZoom(), std::min(kMinZoom, fitZoom()), kMaxZoom);
+  const QPointF size(image_.cols * zoom, image_.rows * zoom);
+  setZoomAndOrigin(zoom, (QPointF(width(), height()) - size) / 2.0);
+}
+
+void ImageView::showActualSize() {
+  if (image_.empty()) return;
+  fitToView_ = false;
+  // Keep the image point at the view's centre where it is.
+  const QPointF centre(width() / 2.0, height() / 2.0);
+  const QPointF imageCentre = widgetToImage(centre);
+  setZoomAndOrigin(1.0, centre - imageCentre);
+}
+
+void ImageView::zoomAt(const QPointF& anchor, double factor) {
+  if (image_.empty() || !(factor > 0)) return;
+  fitToView_ = false;
+  const double minZoom = std::min(kMinZoom, fitZoom());
+  const double zoom = std::clamp(zoom_ * factor, minZoom, kMaxZoom);
+  const QPointF imagePoint = widgetToImage(anchor);
+  setZoomAndOrigin(zoom, anchor - imagePoint * zoom);
+}
+
+void ImageView::zoomIn() {
+  zoomAt(QPointF(width() / 2.0, height() / 2.0), std::sqrt(2.0));
+}
+
+void ImageView::zoomOut() {
+  zoomAt(QPointF(width() / 2.0, height() / 2.0), 1.0 / std::sqrt(2.0));
+}
+
+void ImageView::setZoomAndOrigin(double zoom, const QPointF& origin) {
+  const bool zoomChangedNow = zoom != zoom_;
+  zoom_ = zoom;
+  origin_ = origin;
+  update();
+  if (zoomChangedNow) Q_EMIT zoomChanged(zoom_);
+}
+
+void ImageView::initializeGL() {
+  initializeOpenGLFunctions();
+  // The context goes away when the widget is re-parented to another window: rebuild on the next init.
+  disconnect(contextDestroyed_);
+  contextDestroyed_ = connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] { releaseGl(); });
+
+  program_ = std::make_unique<QOpenGLShaderProgram>();
+  const QString vertex = readShader(QStringLiteral(":/shaders/image.vert"));
+  const QString fragment = readShader(QStringLiteral(":/shaders/image.frag"));
+  if (vertex.isEmpty() || fragment.isEmpty() ||
+      !program_->addShaderFromSourceCode(QOpenGLShader::Vertex, vertex) ||
+      !program_->addShaderFromSourceCode(QOpenGLShader::Fragment, fragment) || !program_->link()) {
+    logger().error("image view: cannot build the image shaders (OpenGL {}): {}",
+                   reinterpret_cast<const char*>(glGetString(GL_VERSION)), program_->log().toStdString());
+    program_.reset();
+    return;
+  }
+  program_->bind();
+  program_->setUniformValue("uImage", kImageUnit);
+  program_->setUniformValue("uColorMap", kColorMapUnit);
+  program_->setUniformValue("uMask", kMaskUnit);
+  program_->setUniformValue("uPalette", kPaletteUnit);
+  program_->setUniformValue("uColorMapEnabled", 0);
+  program_->setUniformValue("uMaskEnabled", 0);
+  program_->release();
+  maskStale_ = !mask_.empty();
+  paletteStale_ = !palette_.empty();
+  colorMapStale_ = !colorMap_.empty();
+
+  vertexArray_ = std::make_unique<QOpenGLVertexArrayObject>();
+  vertexArray_->create();
+  textureStale_ = !image_.empty();
+}
+
+void ImageView::resizeGL(int, int) {
+  if (fitToView_) fitToView();
+}
+
+void ImageView::uploadTexture() {
+  if (texture_ == 0) glGenTextures(1, &texture_);
+  glActiveTexture(GL_TEXTURE0 + kImageUnit);
+  glBindTexture(GL_TEXTURE_2D, texture_);
+
+  GLint maxSize = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxSize);
+  cv::Mat pixels = image_;
+  if (maxSize > 0 && std::max(image_.cols, image_.rows) > maxSize) {
+    // Texture coordinates are normalised, so a smaller texture covers the same quad.
+    const double scale = double(maxSize) / std::max(image_.cols, image_.rows);
+    cv::resize(image_, pixels, cv::Size(), scale, scale, cv::INTER_AREA);
+    logger().info("image view: {}x{} exceeds the GL texture limit {}, drawing it at {}x{}", image_.cols,
+                  image_.rows, maxSize, pixels.cols, pixels.rows);
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, pixels.cols, pixels.rows, 0, GL_BGR, GL_UNSIGNED_BYTE, pixels.data);
+  glGenerateMipmap(GL_TEXTURE_2D);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  textureStale_ = false;
+}
+
+void ImageView::uploadLayers() {
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  auto prepare = [this](unsigned int& texture, int unit, GLint filter) {
+    if (texture == 0) glGenTextures(1, &texture);
+    glActiveTexture(GL_TEXTURE0 + unit);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  };
+  if (maskStale_ && !mask_.empty()) {
+    // Integer textures cannot be filtered: class indices stay exact.
+    prepare(maskTexture_, kMaskUnit, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, mask_.cols, mask_.rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
+                 mask_.data);
+  }
+  maskStale_ = false;
+  if (paletteStale_) {
+    std::vector<unsigned char> rgba(256 * 4, 0);
+    for (std::size_t i = 0; i < palette_.size(); ++i) {
+      rgba[i * 4 + 0] = static_cast<unsigned char>(palette_[i].red());
+      rgba[i * 4 + 1] = static_cast<unsigned char>(palette_[i].green());
+      rgba[i * 4 + 2] = static_cast<unsigned char>(palette_[i].blue());
+      rgba[i * 4 + 3] = static_cast<unsigned char>(palette_[i].alpha());
+    }
+    prepare(paletteTexture_, kPaletteUnit, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    paletteStale_ = false;
+  }
+  if (colorMapStale_ && !colorMap_.empty()) {
+    prepare(colorMapTexture_, kColorMapUnit, GL_LINEAR);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, colorMap_.cols, colorMap_.rows, 0, GL_BGRA, GL_UNSIGNED_BYTE,
+                 colorMap_.data);
+  }
+  colorMapStale_ = false;
+}
+
+// Keypoints are a QPainter pass over the GL picture rather than a shader layer: a few hundred
+// anti-aliased circles and lines that keep their on-screen size at every zoom, and their coordinates
+// are sub-pixel points, not a raster the shader could sample.
+void ImageView::paintPoses() {
+  if (!posesVisible_ || poses_.empty()) return;
+  const KeypointMetadata& metadata = keypoints308();
+  QPainter painter(this);
+  painter.setRenderHint(QPainter::Antialiasing);
+  for (const PoseInstance& pose : poses_) {
+    if (boxesVisible_) {
+      painter.setPen(QPen(QColor(0, 255, 0), kBoxWidth));
+      painter.setBrush(Qt::NoBrush);
+      painter.drawRect(QRectF(imageToWidget(QPointF(pose.bbox.x1, pose.bbox.y1)),
+                              imageToWidget(QPointF(pose.bbox.x2, pose.bbox.y2))));
+    }
+    const std::size_t count = std::min({pose.keypoints.size(), pose.scores.size(), metadata.size()});
+    auto shown = [&](std::size_t i) {
+      return i < count && pose.scores[i] >= keypointThreshold_ &&
+             insideImage(pose.keypoints[i], image_.cols, image_.rows);
+    };
+    auto widgetPoint = [&](std::size_t i) {
+      return imageToWidget(QPointF(pose.keypoints[i][0], pose.keypoints[i][1]));
+    };
+    for (std::size_t l = 0; l < metadata.skeletonLinks.size(); ++l) {
+      const auto [a, b] = metadata.skeletonLinks[l];
+      if (!shown(std::size_t(a)) || !shown(std::size_t(b))) continue;
+      painter.setPen(QPen(toQColor(metadata.linkColors[l]), kLinkWidth, Qt::SolidLine, Qt::RoundCap));
+      painter.drawLine(widgetPoint(std::size_t(a)), widgetPoint(std::size_t(b)));
+    }
+    painter.setPen(Qt::NoPen);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!shown(i)) continue;
+      painter.setBrush(toQColor(metadata.keypointColors[i]));
+      painter.drawEllipse(widgetPoint(i), kKeypointRadius, kKeypointRadius);
+    }
+  }
+}
+
+void ImageView::paintGL() {
+  glClearColor(0.19f, 0.19f, 0.2f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  if (image_.empty()) {
+    QPainter painter(this);
+    painter.setPen(QColor(170, 170, 175));
+    painter.drawText(rect(), Qt::AlignCenter, tr("Open an image or a folder, or drop one here"));
+    return;
+  }
+  if (!program_) return;
+  if (textureStale_) uploadTexture();
+  uploadLayers();
+
+  // image pixels -> widget pixels -> clip space (y up). Column-major for the GL mat3.
+  const double sx = 2.0 * zoom_ / width();
+  const double sy = -2.0 * zoom_ / height();
+  const double tx = 2.0 * origin_.x() / width() - 1.0;
+  const double ty = 1.0 - 2.0 * origin_.y() / height();
+  const GLfloat imageToClip[9] = {GLfloat(sx), 0, 0, 0, GLfloat(sy), 0, GLfloat(tx), GLfloat(ty), 1};
+
+  program_->bind();
+  glUniformMatrix3fv(program_->uniformLocation("uImageToClip"), 1, GL_FALSE, imageToClip);
+  program_->setUniformValue("uImageSize", QVector2D(image_.cols, image_.rows));
+  glActiveTexture(GL_TEXTURE0 + kImageUnit);
+  glBindTexture(GL_TEXTURE_2D, texture_);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, zoom_ >= kNearestFilterZoom ? GL_NEAREST : GL_LINEAR);
+  const bool maskOn = maskVisible_ && !mask_.empty() && maskTexture_ != 0 && paletteTexture_ != 0;
+  const bool colorMapOn = colorMapVisible_ && !colorMap_.empty() && colorMapTexture_ != 0;
+  program_->setUniformValue("uMaskEnabled", maskOn ? 1 : 0);
+  program_->setUniformValue("uMaskOpacity", GLfloat(maskOpacity_));
+  program_->setUniformValue("uColorMapEnabled", colorMapOn ? 1 : 0);
+  program_->setUniformValue("uColorMapOpacity", GLfloat(colorMapOpacity_));
+  if (maskOn) {
+    glActiveTexture(GL_TEXTURE0 + kMaskUnit);
+    glBindTexture(GL_TEXTURE_2D, maskTexture_);
+    glActiveTexture(GL_TEXTURE0 + kPaletteUnit);
+    glBindTexture(GL_TEXTURE_2D, paletteTexture_);
+  }
+  if (colorMapOn) {
+    glActiveTexture(GL_TEXTURE0 + kColorMapUnit);
+    glBindTexture(GL_TEXTURE_2D, colorMapTexture_);
+  }
+  glActiveTexture(GL_TEXTURE0 + kImageUnit);
+  vertexArray_->bind();
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  vertexArray_->release();
+  program_->release();
+  paintPoses();
+
+  if (shownPending_) {
+    shownPending_ = false;
+    // Queued: whoever reacts (a screenshot, a test) must not re-enter paintGL.
+    QMetaObject::invokeMethod(
+        this, [this] { Q_EMIT imageShown(); }, Qt::QueuedConnection);
+  }
+}
+
+void ImageView::wheelEvent(QWheelEvent* event) {
+  const int steps = event->angleDelta().y();
+  if (steps == 0 || image_.empty()) return event->ignore();
+  // One wheel notch (120) zooms by 2^(1/4): four notches double the size.
+  zoomAt(event->position(), std::pow(2.0, steps / 480.0));
+  reportHover(event->position());
+  event->accept();
+}
+
+void ImageView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton) {
+    dragging_ = true;
+    lastDragPos_ = event->position();
+    setCursor(Qt::ClosedHandCursor);
+    event->accept();
+    return;
+  }
+  QOpenGLWidget::mousePressEvent(event);
+}
+
+void ImageView::mouseMoveEvent(QMouseEvent* event) {
+  if (dragging_ && !image_.empty()) {
+    fitToView_ = false;
+    setZoomAndOrigin(zoom_, origin_ + (event->position() - lastDragPos_));
+    lastDragPos_ = event->position();
+  }
+  reportHover(event->position());
+}
+
+void ImageView::mouseReleaseEvent(QMouseEvent* event) {
+  if (dragging_ && (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton)) {
+    dragging_ = false;
+    unsetCursor();
+    event->accept();
+    return;
+  }
+  QOpenGLWidget::mouseReleaseEvent(event);
+}
+
+void ImageView::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_F:
+      fitToView();
+      break;
+    case Qt::Key_1:
+      showActualSize();
+      break;
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      zoomIn();
+      break;
+    case Qt::Key_Minus:
+      zoomOut();
+      break;
+    default:
+      QOpenGLWidget::keyPressEvent(event);
+      return;
+  }
+  event->accept();
+}
+
+void ImageView::leaveEvent(QEvent* event) {
+  Q_EMIT hoverLeft();
+  QOpenGLWidget::leaveEvent(event);
+}
+
+void ImageView::reportHover(const QPointF& widgetPos) {
+  if (image_.empty()) return;
+  const QPointF p = widgetToImage(widgetPos);
+  const int x = int(std::floor(p.x()));
+  const int y = int(std::floor(p.y()));
+  if (x < 0 || y < 0 || x >= image_.cols || y >= image_.rows) {
+    Q_EMIT hoverLeft();
+    return;
+  }
+  const cv::Vec3b bgr = image_.at<cv::Vec3b>(y, x);
+  Q_EMIT pixelHovered(QPoint(x, y), QColor(bgr[2], bgr[1], bgr[0]));
+}
+
+}  // namespace sapiens::widgets

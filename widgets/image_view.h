@@ -1,0 +1,140 @@
+#pragma once
+// The 2-D view: an image drawn as a GL texture by shaders/image.{vert,frag}, with zoom to the cursor
+// (wheel), pan (drag), fit (F) and 1:1 (1), and a read-out of the pixel under the cursor. Result layers
+// over it: a class-index mask coloured through a palette, one dense colour map (normals, albedo, depth),
+// and the pose keypoints, skeleton and person boxes.
+
+#include "sapiens/pipeline/frame_result.h"
+
+#include <opencv2/core/mat.hpp>
+
+#include <QColor>
+#include <QOpenGLFunctions>
+#include <QOpenGLWidget>
+#include <QPoint>
+#include <QPointF>
+
+#include <memory>
+#include <vector>
+
+class QOpenGLShaderProgram;
+class QOpenGLVertexArrayObject;
+
+namespace sapiens::widgets {
+
+class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
+  Q_OBJECT
+
+ public:
+  explicit ImageView(QWidget* parent = nullptr);
+  ~ImageView() override;
+
+  /// Shows `bgr` (CV_8UC3), fitted to the view. The view shares the pixels: do not write to them later.
+  void setImage(const cv::Mat& bgr);
+  void clear();
+  const cv::Mat& image() const { return image_; }
+  bool hasImage() const { return !image_.empty(); }
+
+  /// Widget (logical) pixels per image pixel.
+  double zoom() const { return zoom_; }
+  /// True while the view re-fits the image on every resize (until the user zooms or pans).
+  bool fitsToView() const { return fitToView_; }
+  /// Image coordinates (pixel centres at +0.5) of a widget position, and back.
+  QPointF widgetToImage(const QPointF& widgetPos) const;
+  QPointF imageToWidget(const QPointF& imagePos) const;
+
+  /// Part mask: `labels` (CV_8UC1 class indices, any size; empty = none) drawn through `palette`
+  /// (up to 256 colours; alpha 0 leaves a class undrawn) at `opacity`.
+  void setMaskLayer(const cv::Mat& labels);
+  void setMaskPalette(const std::vector<QColor>& palette);
+  void setMaskOpacity(double opacity);
+  void setMaskVisible(bool visible);
+  /// Dense colour map: `bgra` (CV_8UC4, any size; empty = none) mixed by opacity x its alpha.
+  void setColorMapLayer(const cv::Mat& bgra);
+  void setColorMapOpacity(double opacity);
+  void setColorMapVisible(bool visible);
+  /// Pose: keypoints whose score is >= the threshold, the links between two such keypoints, and each
+  /// person's box, in the official colours of the 308-keypoint layout.
+  void setPoses(const std::vector<PoseInstance>& poses);
+  void setKeypointThreshold(double threshold);
+  void setPosesVisible(bool visible);
+  void setBoxesVisible(bool visible);
+  const std::vector<PoseInstance>& poses() const { return poses_; }
+  double keypointThreshold() const { return keypointThreshold_; }
+  /// Removes every result layer (a new image is on the way).
+  void clearLayers();
+
+  static constexpr double kMinZoom = 1.0 / 64.0;
+  static constexpr double kMaxZoom = 64.0;
+
+ public Q_SLOTS:
+  void fitToView();
+  void showActualSize();
+  /// Multiplies the zoom by `factor`, keeping the image point under `anchor` (widget position) in place.
+  void zoomAt(const QPointF& anchor, double factor);
+  void zoomIn();
+  void zoomOut();
+
+ Q_SIGNALS:
+  /// A new image has been drawn for the first time.
+  void imageShown();
+  void zoomChanged(double zoom);
+  /// The cursor is over image pixel `pixel`, whose colour is `color`.
+  void pixelHovered(const QPoint& pixel, const QColor& color);
+  /// The cursor left the image (or the view).
+  void hoverLeft();
+
+ protected:
+  void initializeGL() override;
+  void resizeGL(int width, int height) override;
+  void paintGL() override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+
+ private:
+  void releaseGl();
+  void uploadTexture();
+  void uploadLayers();
+  void paintPoses();
+  double fitZoom() const;
+  void setZoomAndOrigin(double zoom, const QPointF& origin);
+  void reportHover(const QPointF& widgetPos);
+
+  cv::Mat image_;
+  bool textureStale_ = false;
+  bool shownPending_ = false;
+  double zoom_ = 1.0;
+  QPointF origin_;  // widget position of the image's top-left corner
+  bool fitToView_ = true;
+  bool dragging_ = false;
+  QPointF lastDragPos_;
+
+  cv::Mat mask_;
+  std::vector<QColor> palette_;
+  double maskOpacity_ = 0.5;
+  bool maskVisible_ = true;
+  bool maskStale_ = false;
+  bool paletteStale_ = false;
+  cv::Mat colorMap_;
+  double colorMapOpacity_ = 0.7;
+  bool colorMapVisible_ = true;
+  bool colorMapStale_ = false;
+  std::vector<PoseInstance> poses_;
+  double keypointThreshold_ = 0.3;
+  bool posesVisible_ = true;
+  bool boxesVisible_ = true;
+
+  unsigned int texture_ = 0;
+  unsigned int maskTexture_ = 0;
+  unsigned int paletteTexture_ = 0;
+  unsigned int colorMapTexture_ = 0;
+  std::unique_ptr<QOpenGLShaderProgram> program_;
+  std::unique_ptr<QOpenGLVertexArrayObject> vertexArray_;
+  QMetaObject::Connection contextDestroyed_;
+};
+
+}  // namespace sapiens::widgets

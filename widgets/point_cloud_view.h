@@ -1,0 +1,60 @@
+#pragma once
+// The 3-D view: coloured points drawn by VTK inside a QOpenGLWidget. Debian's VTK Qt module is built
+// on Qt 5, so this widget bridges a vtkGenericOpenGLRenderWindow to Qt 6's context itself (see
+// docs: stack notes, "VTK 9.1 inside Qt 6"). Trackball camera: left drag rotates, middle drag (or
+// shift + left) pans, wheel and right drag zoom, R resets the camera.
+
+#include <QOpenGLWidget>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace sapiens::widgets {
+
+class PointCloudView : public QOpenGLWidget {
+  Q_OBJECT
+
+ public:
+  explicit PointCloudView(QWidget* parent = nullptr);
+  ~PointCloudView() override;
+
+  /// Replaces the cloud: `count` points, xyz as 3 floats each, rgb as 3 bytes each (nullptr: white).
+  /// The data is copied. The camera is reset to frame the new cloud.
+  void setPoints(const float* xyz, const std::uint8_t* rgb, std::size_t count);
+  std::size_t pointCount() const;
+  void setPointSize(float pixels);
+  /// Frames the whole cloud, looking along -z with +y up (the camera convention of pointmaps).
+  void resetCamera();
+
+  std::array<double, 3> cameraPosition() const;
+  std::array<double, 3> cameraFocalPoint() const;
+
+ Q_SIGNALS:
+  /// VTK finished drawing a frame into the widget.
+  void frameRendered();
+
+ protected:
+  void initializeGL() override;
+  void resizeGL(int width, int height) override;
+  void paintGL() override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void keyReleaseEvent(QKeyEvent* event) override;
+  void enterEvent(QEnterEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+
+ private:
+  struct Vtk;
+  void releaseGl();
+  void forwardMouse(QMouseEvent* event);
+
+  std::unique_ptr<Vtk> vtk_;
+  QMetaObject::Connection contextDestroyed_;
+};
+
+}  // namespace sapiens::widgets
