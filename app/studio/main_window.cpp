@@ -153,7 +153,7 @@ void MainWindow::createDocks() {
   mediaDock_->raise();
 
   tasksPanel_ = new TasksPanel;
-  tasksDock_ = new QDockWidget(tr("Tasks && Layers"), this);
+  tasksDock_ = new QDockWidget(tr("Tasks and Layers"), this);
   tasksDock_->setObjectName(QStringLiteral("tasksDock"));
   tasksDock_->setWidget(tasksPanel_);
   addDockWidget(Qt::RightDockWidgetArea, tasksDock_);

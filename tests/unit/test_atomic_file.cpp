@@ -2,6 +2,7 @@
 // no temporary file is left behind.
 
 #include "sapiens/io/atomic_file.h"
+#include "file_size_limit.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -40,26 +41,7 @@ mode_t permissionsOf(const std::string& path) {
   return info.st_mode & 07777;
 }
 
-/// Limits the size of files this process may write (RLIMIT_FSIZE) so that writes fail with EFBIG, the
-/// closest honest stand-in for a full disk that needs no privileges. Restored on destruction.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    getrlimit(RLIMIT_FSIZE, &previous_);
-    previousHandler_ = signal(SIGXFSZ, SIG_IGN);
-    rlimit limited = previous_;
-    limited.rlim_cur = bytes;
-    setrlimit(RLIMIT_FSIZE, &limited);
-  }
-  ~FileSizeLimit() {
-    setrlimit(RLIMIT_FSIZE, &previous_);
-    signal(SIGXFSZ, previousHandler_);
-  }
-
- private:
-  rlimit previous_{};
-  sighandler_t previousHandler_{};
-};
+using sapiens::test::FileSizeLimit;
 
 /// Sets the process umask for the lifetime of the object.
 class ScopedUmask {

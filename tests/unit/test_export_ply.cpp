@@ -7,6 +7,7 @@
 #include "sapiens/export/ply.h"
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/pipeline/frame_result.h"
+#include "file_size_limit.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -155,27 +156,9 @@ std::array<double, 3> tupleOf(vtkDataArray* array, vtkIdType id) {
   return t;
 }
 
-/// Sets RLIMIT_FSIZE so that writes past `bytes` fail with EFBIG: an honest full disk without privileges.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    getrlimit(RLIMIT_FSIZE, &previous_);
-    previousHandler_ = std::signal(SIGXFSZ, SIG_IGN);
-    rlimit limited = previous_;
-    limited.rlim_cur = bytes;
-    setrlimit(RLIMIT_FSIZE, &limited);
-  }
-  ~FileSizeLimit() {
-    setrlimit(RLIMIT_FSIZE, &previous_);
-    std::signal(SIGXFSZ, previousHandler_);
-  }
-
- private:
-  rlimit previous_{};
-  void (*previousHandler_)(int) = nullptr;
-};
-
 }  // namespace
+
+using sapiens::test::FileSizeLimit;
 
 class TestExportPly : public QObject {
   Q_OBJECT

@@ -12,6 +12,8 @@
 #include "test_support.h"
 
 #include <ATen/ATen.h>
+#include "golden_tensors.h"
+
 #include <QtTest>
 #include <opencv2/core.hpp>
 
@@ -20,25 +22,10 @@
 
 namespace {
 
-at::Tensor tensorOf(const sapiens::SafetensorsFile& file, const std::string& name) {
-  const sapiens::TensorEntry* entry = file.find(name);
-  if (!entry) throw std::runtime_error(file.path() + ": no tensor " + name);
-  return sapiens::loadTensor(file, *entry).clone();
-}
-
-at::Tensor tensorOfMat(const cv::Mat& image) {
-  return at::from_blob(image.data, {image.rows, image.cols, image.channels()},
-                       image.depth() == CV_8U ? at::kByte : at::kFloat)
-      .clone();
-}
-
-double maxAbsDifference(const at::Tensor& got, const at::Tensor& expected) {
-  return (got.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>();
-}
-
-sapiens::InputSize inputSizeOf(const at::Tensor& input) {
-  return {static_cast<int>(input.size(3)), static_cast<int>(input.size(2))};
-}
+using sapiens::test::tensorOf;
+using sapiens::test::tensorOfMat;
+using sapiens::test::maxAbsDifference;
+using sapiens::test::inputSizeOf;
 
 std::string golden(const std::string& relative) {
   return sapiens::test::fixture("golden/" + relative);

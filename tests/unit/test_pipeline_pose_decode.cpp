@@ -11,6 +11,8 @@
 
 #include <ATen/ATen.h>
 #include <QTemporaryDir>
+#include "golden_tensors.h"
+
 #include <QtTest>
 
 #include <cmath>
@@ -20,11 +22,7 @@
 
 namespace {
 
-at::Tensor tensorOf(const sapiens::SafetensorsFile& file, const std::string& name) {
-  const sapiens::TensorEntry* entry = file.find(name);
-  if (!entry) throw std::runtime_error(file.path() + ": no tensor " + name);
-  return sapiens::loadTensor(file, *entry).clone();
-}
+using sapiens::test::tensorOf;
 
 std::vector<std::int64_t> flipIndicesOf(const sapiens::SafetensorsFile& file) {
   const at::Tensor t = tensorOf(file, "flip_indices").contiguous();

@@ -10,6 +10,8 @@
 #include "test_support.h"
 
 #include <ATen/ATen.h>
+#include "golden_tensors.h"
+
 #include <QtTest>
 #include <opencv2/core.hpp>
 
@@ -19,21 +21,9 @@
 
 namespace {
 
-at::Tensor tensorOf(const sapiens::SafetensorsFile& file, const std::string& name) {
-  const sapiens::TensorEntry* entry = file.find(name);
-  if (!entry) throw std::runtime_error(file.path() + ": no tensor " + name);
-  return sapiens::loadTensor(file, *entry).clone();
-}
-
-at::Tensor tensorOfMat(const cv::Mat& image) {
-  return at::from_blob(image.data, {image.rows, image.cols, image.channels()},
-                       image.depth() == CV_8U ? at::kByte : at::kFloat)
-      .clone();
-}
-
-double maxAbsDifference(const at::Tensor& got, const at::Tensor& expected) {
-  return (got.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>();
-}
+using sapiens::test::tensorOf;
+using sapiens::test::tensorOfMat;
+using sapiens::test::maxAbsDifference;
 
 sapiens::Padding paddingOf(const at::Tensor& p) {
   return {static_cast<int>(p[0].item<std::int64_t>()), static_cast<int>(p[1].item<std::int64_t>()),

@@ -9,6 +9,8 @@
 #include "test_support.h"
 
 #include <ATen/ATen.h>
+#include "golden_tensors.h"
+
 #include <QtTest>
 
 #include <cstring>
@@ -16,11 +18,9 @@
 
 namespace {
 
-at::Tensor tensorOf(const sapiens::SafetensorsFile& file, const std::string& name) {
-  const sapiens::TensorEntry* entry = file.find(name);
-  if (!entry) throw std::runtime_error(file.path() + ": no tensor " + name);
-  return sapiens::loadTensor(file, *entry).clone();
-}
+using sapiens::test::tensorOf;
+using sapiens::test::maxAbsDifference;
+using sapiens::test::inputSizeOf;
 
 /// H x W x 3 uint8 as a CHW tensor, like the fixtures' pipeline_out.
 at::Tensor chwOf(const cv::Mat& image) {
@@ -38,14 +38,6 @@ cv::Mat matOfHwc(const at::Tensor& hwc) {
 /// Largest per-channel difference of two uint8 CHW tensors.
 int maxByteDifference(const at::Tensor& got, const at::Tensor& expected) {
   return (got.to(at::kInt) - expected.to(at::kInt)).abs().max().item<int>();
-}
-
-double maxAbsDifference(const at::Tensor& got, const at::Tensor& expected) {
-  return (got.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>();
-}
-
-sapiens::InputSize inputSizeOf(const at::Tensor& input) {
-  return {static_cast<int>(input.size(3)), static_cast<int>(input.size(2))};
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
+#include "file_size_limit.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>
@@ -77,28 +78,9 @@ std::string openError(const std::string& path) {
   return {};
 }
 
-/// Limits the size of files this process may write (RLIMIT_FSIZE) so that writes fail with EFBIG, the
-/// closest honest stand-in for a full disk that needs no privileges. Restored on destruction.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    getrlimit(RLIMIT_FSIZE, &previous_);
-    previousHandler_ = signal(SIGXFSZ, SIG_IGN);
-    rlimit limited = previous_;
-    limited.rlim_cur = bytes;
-    setrlimit(RLIMIT_FSIZE, &limited);
-  }
-  ~FileSizeLimit() {
-    setrlimit(RLIMIT_FSIZE, &previous_);
-    signal(SIGXFSZ, previousHandler_);
-  }
-
- private:
-  rlimit previous_{};
-  sighandler_t previousHandler_{};
-};
-
 }  // namespace
+
+using sapiens::test::FileSizeLimit;
 
 class TestSafetensors : public QObject {
   Q_OBJECT
