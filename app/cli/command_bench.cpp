@@ -130,13 +130,15 @@ int runBench(const BenchOptions& o) {
   if (o.json) {
     std::cout << result.dump() << "\n";
   } else {
-    std::printf("sapiens2 %s %s  %dx%dx%d  %s %s  threads %d\n", o.arch.c_str(), std::string(taskName(task)).c_str(),
-                o.batch, o.height, o.width, device.str().c_str(), computeDtypeName(dtype).c_str(), at::get_num_threads());
+    std::printf("sapiens2 %s %s  %dx%dx%d  %s %s  threads %d\n", o.arch.c_str(),
+                std::string(taskName(task)).c_str(), o.batch, o.height, o.width, device.str().c_str(),
+                computeDtypeName(dtype).c_str(), at::get_num_threads());
     std::printf("  forward        %10.1f ms (median of %d)\n", seconds * 1e3, o.iterations);
-    std::printf("  work           %10.1f GFLOP (attention %.1f; 2 FLOP per multiply-add)\n", flops.total() / 1e9,
-                flops.attention / 1e9);
+    std::printf("  work           %10.1f GFLOP (attention %.1f; 2 FLOP per multiply-add)\n",
+                flops.total() / 1e9, flops.attention / 1e9);
     std::printf("  achieved       %10.1f GFLOP/s\n", achieved);
-    std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, same run)\n", floorGflops, g.m, g.k, g.n);
+    std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, same run)\n", floorGflops, g.m,
+                g.k, g.n);
     std::printf("  floor ratio    %10.2f x (1.00 = every FLOP at the GEMM rate)\n", floorRatio);
     std::printf("  weights        %10.1f MB, peak RSS %.1f MB\n", weightBytes / 1e6, peakRssMb());
   }
@@ -145,10 +147,12 @@ int runBench(const BenchOptions& o) {
 
 CliCommand benchCommand("bench", [](CLI::App& app) -> CommandAction {
   auto o = std::make_shared<BenchOptions>();
-  auto* sub = app.add_subcommand("bench", "Time the forward pass of an official architecture with random weights "
-                                          "against the matrix-product floor of the device");
+  auto* sub = app.add_subcommand("bench",
+                                 "Time the forward pass of an official architecture with random weights "
+                                 "against the matrix-product floor of the device");
   sub->add_option("--arch", o->arch, "Backbone size: 0.1b 0.4b 0.8b 1b 1b-4k 5b")->capture_default_str();
-  sub->add_option("--task", o->task, "backbone, pose, seg, normal, albedo or pointmap")->capture_default_str();
+  sub->add_option("--task", o->task, "backbone, pose, seg, normal, albedo or pointmap")
+      ->capture_default_str();
   sub->add_option("--height", o->height, "Input height")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--width", o->width, "Input width")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--batch", o->batch, "Batch size")->capture_default_str()->check(CLI::PositiveNumber);

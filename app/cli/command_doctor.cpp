@@ -130,11 +130,11 @@ int runDoctor(bool asJson) {
 #ifdef SAPIENS_HAVE_CUDA
   for (int i = 0; i < cudaDevices; ++i) {
     auto* props = at::cuda::getDeviceProperties(i);
-    report["cuda"]["devices"].push_back({{"index", i},
-                                         {"name", props->name},
-                                         {"memory_gib", props->totalGlobalMem / double(1ull << 30)},
-                                         {"compute_capability", std::to_string(props->major) + "." +
-                                                                    std::to_string(props->minor)}});
+    report["cuda"]["devices"].push_back(
+        {{"index", i},
+         {"name", props->name},
+         {"memory_gib", props->totalGlobalMem / double(1ull << 30)},
+         {"compute_capability", std::to_string(props->major) + "." + std::to_string(props->minor)}});
   }
 #endif
 
@@ -145,7 +145,8 @@ int runDoctor(bool asJson) {
                        {"cores_available", cores},
                        {"omp_wait_policy", waitPolicy ? waitPolicy : "(unset)"}};
   if (threadCount < 2 && cores >= 2)
-    warnings.push_back("LibTorch runs on 1 thread although " + std::to_string(cores) + " cores are available");
+    warnings.push_back("LibTorch runs on 1 thread although " + std::to_string(cores) +
+                       " cores are available");
   if (!waitPolicy || std::string(waitPolicy) != "PASSIVE")
     warnings.push_back("OMP_WAIT_POLICY is not PASSIVE: spinning OpenMP threads slow everything under load");
 
@@ -163,7 +164,8 @@ int runDoctor(bool asJson) {
   report["models"]["root"] = root;
   report["models"]["exists"] = std::filesystem::is_directory(root);
   report["models"]["checkpoints"] = nlohmann::json::array();
-  for (auto& c : checkpoints) report["models"]["checkpoints"].push_back({{"file", c.path}, {"bytes", c.bytes}});
+  for (auto& c : checkpoints)
+    report["models"]["checkpoints"].push_back({{"file", c.path}, {"bytes", c.bytes}});
   report["resources"] = paths::resourceDir();
   report["log_file"] = log::logFilePath();
   report["problems"] = problems;
@@ -185,8 +187,8 @@ int runDoctor(bool asJson) {
     std::ostringstream rate;
     rate << std::fixed << std::setprecision(1) << gflops << " GFLOP/s (fp32 1024x1024, best of 5)";
     row("sgemm", rate.str());
-    row("threads", std::to_string(threadCount) + " intra-op of " + std::to_string(cores) + " cores, OMP_WAIT_POLICY=" +
-                       (waitPolicy ? waitPolicy : "(unset)"));
+    row("threads", std::to_string(threadCount) + " intra-op of " + std::to_string(cores) +
+                       " cores, OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "(unset)"));
     std::cout << "Models\n";
     row("checkpoint root", root + (std::filesystem::is_directory(root) ? "" : "  (missing)"));
     for (auto& c : checkpoints) row("", c.path + "  (" + std::to_string(c.bytes / (1024 * 1024)) + " MiB)");
@@ -195,15 +197,17 @@ int runDoctor(bool asJson) {
     row("log file", log::logFilePath().empty() ? "(none)" : log::logFilePath());
     for (auto& w : warnings) std::cout << "warning: " << w << "\n";
     for (auto& p : problems) std::cout << "PROBLEM: " << p << "\n";
-    std::cout << (problems.empty() ? "doctor: OK\n" : "doctor: " + std::to_string(problems.size()) + " problem(s)\n");
+    std::cout << (problems.empty() ? "doctor: OK\n"
+                                   : "doctor: " + std::to_string(problems.size()) + " problem(s)\n");
   }
   return problems.empty() ? kOk : kEnvironment;
 }
 
 CliCommand doctorCommand("doctor", [](CLI::App& app) -> CommandAction {
   auto asJson = std::make_shared<bool>(false);
-  auto* sub = app.add_subcommand("doctor", "Report versions, compute devices, BLAS speed, threads and models; "
-                                           "exit non-zero when the set-up is broken");
+  auto* sub = app.add_subcommand("doctor",
+                                 "Report versions, compute devices, BLAS speed, threads and models; "
+                                 "exit non-zero when the set-up is broken");
   sub->add_flag("--json", *asJson, "Print the report as JSON");
   return [asJson] { return runDoctor(*asJson); };
 });

@@ -10,8 +10,8 @@
 
 #include <unistd.h>
 
-#include <csignal>
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -46,7 +46,8 @@ std::vector<Task> parseTaskList(const std::string& text) {
   for (std::string name; std::getline(in, name, ',');) {
     auto task = parseTask(name);
     if (!task || *task == Task::Backbone)
-      throw CLI::ValidationError("--task", "unknown task '" + name + "' (pose, seg, normal, albedo, pointmap)");
+      throw CLI::ValidationError("--task",
+                                 "unknown task '" + name + "' (pose, seg, normal, albedo, pointmap)");
     tasks.push_back(*task);
   }
   return tasks;
@@ -57,7 +58,8 @@ InputSize parseInputSize(const std::string& text) {
   char x = 0;
   std::istringstream in(text);
   if (!(in >> h >> x >> w) || (x != 'x' && x != 'X') || h <= 0 || w <= 0 || h % 16 || w % 16)
-    throw CLI::ValidationError("--input-size", "'" + text + "' is not HxW with multiples of 16, e.g. 1024x768");
+    throw CLI::ValidationError("--input-size",
+                               "'" + text + "' is not HxW with multiples of 16, e.g. 1024x768");
   return {w, h};
 }
 
@@ -75,10 +77,12 @@ std::vector<BoundingBox> readBoxFile(const std::string& path) {
   if (!list.is_array()) throw std::runtime_error(path + ": expected a list of [x1, y1, x2, y2] boxes");
   std::vector<BoundingBox> boxes;
   for (const auto& b : list) {
-    if (!b.is_array() || b.size() != 4 || !std::all_of(b.begin(), b.end(), [](auto& v) { return v.is_number(); }))
+    if (!b.is_array() || b.size() != 4 ||
+        !std::all_of(b.begin(), b.end(), [](auto& v) { return v.is_number(); }))
       throw std::runtime_error(path + ": box " + b.dump() + " is not [x1, y1, x2, y2]");
-    boxes.push_back(parseBox(std::to_string(b[0].get<double>()) + "," + std::to_string(b[1].get<double>()) + "," +
-                             std::to_string(b[2].get<double>()) + "," + std::to_string(b[3].get<double>())));
+    boxes.push_back(parseBox(std::to_string(b[0].get<double>()) + "," + std::to_string(b[1].get<double>()) +
+                             "," + std::to_string(b[2].get<double>()) + "," +
+                             std::to_string(b[3].get<double>())));
   }
   return boxes;
 }
@@ -123,7 +127,8 @@ int runRun(const RunArgs& a) {
 
   const BatchSummary summary = runBatch(options, callbacks);
   const std::size_t failed = summary.failedCount();
-  std::cout << "run: " << summary.inputs.size() - failed << " of " << summary.inputs.size() << " picture(s) done";
+  std::cout << "run: " << summary.inputs.size() - failed << " of " << summary.inputs.size()
+            << " picture(s) done";
   if (failed) std::cout << ", " << failed << " failed";
   if (!summary.taskErrors.empty()) std::cout << ", " << summary.taskErrors.size() << " task(s) could not run";
   if (summary.cancelled) std::cout << " (cancelled)";
@@ -143,24 +148,31 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   auto a = std::make_shared<RunArgs>();
   auto* sub = app.add_subcommand("run", "Run task models on pictures and export every result");
   sub->add_option("inputs", a->inputs, "Image files or folders (searched recursively, sorted)")->required();
-  sub->add_option("--task", a->tasks, "Comma-separated: pose,seg,normal,albedo,pointmap")->capture_default_str();
+  sub->add_option("--task", a->tasks, "Comma-separated: pose,seg,normal,albedo,pointmap")
+      ->capture_default_str();
   sub->add_option("-o,--output", a->output, "Output folder")->required();
-  sub->add_option("--model-dir", a->modelDir,
-                  "Checkpoint root in the official layout (default $SAPIENS_CHECKPOINT_ROOT or ~/sapiens2_host)");
+  sub->add_option(
+      "--model-dir", a->modelDir,
+      "Checkpoint root in the official layout (default $SAPIENS_CHECKPOINT_ROOT or ~/sapiens2_host)");
   for (Task t : {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap}) {
     const std::string name(taskName(t));
     sub->add_option_function<std::string>(
         "--" + name + "-model", [a, t](const std::string& path) { a->modelPaths[t] = path; },
         "Checkpoint for " + name + " (overrides --model-dir)");
   }
-  sub->add_option("--size", a->size, "Preferred official size when looking up checkpoints")->capture_default_str();
-  sub->add_option("--input-size", a->inputSize, "Network input HxW (default 1024x768, or what the checkpoint fixes)");
+  sub->add_option("--size", a->size, "Preferred official size when looking up checkpoints")
+      ->capture_default_str();
+  sub->add_option("--input-size", a->inputSize,
+                  "Network input HxW (default 1024x768, or what the checkpoint fixes)");
   sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
   sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default: fp32 on CPU, bf16 on CUDA)");
-  sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")->capture_default_str();
+  sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")
+      ->capture_default_str();
   sub->add_option("--bbox", a->boxes, "Person box x1,y1,x2,y2 for pose (repeatable)");
   sub->add_option("--bbox-file", a->boxFile, "JSON file with person boxes [[x1,y1,x2,y2], ...]");
-  sub->add_option("--ply", a->ply, "PLY encoding")->check(CLI::IsMember({"binary", "ascii"}))->capture_default_str();
+  sub->add_option("--ply", a->ply, "PLY encoding")
+      ->check(CLI::IsMember({"binary", "ascii"}))
+      ->capture_default_str();
   sub->add_flag("--ply-faces", a->plyFaces, "Add grid-mesh faces to the PLY (broken at depth jumps)");
   sub->add_flag("--no-overlay", a->noOverlay, "Do not write overlay pictures");
   return [a] { return runRun(*a); };

@@ -27,9 +27,10 @@ int main(int argc, char** argv) {
   threads::ensurePassiveOpenMpWait(argc, argv);
   memory::keepLargeBlocksInHeap();
 
-  CLI::App app{"sapiens-cli - Sapiens2 human-centric vision models (pose, body-part segmentation, surface "
-               "normals, albedo, pointmaps) from the command line",
-               "sapiens-cli"};
+  CLI::App app{
+      "sapiens-cli - Sapiens2 human-centric vision models (pose, body-part segmentation, surface "
+      "normals, albedo, pointmaps) from the command line",
+      "sapiens-cli"};
   app.require_subcommand(0, 1);
   bool showVersion = false;
   bool verbose = false;
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
   app.add_flag("--version", showVersion, "Print the version and exit");
   app.add_flag("-v,--verbose", verbose, "Log debug messages");
   app.add_flag("-q,--quiet", quiet, "Log only errors");
-  app.add_option("--threads", numThreads, "CPU threads for inference (default: all cores, or $SAPIENS_NUM_THREADS)")
+  app.add_option("--threads", numThreads,
+                 "CPU threads for inference (default: all cores, or $SAPIENS_NUM_THREADS)")
       ->check(CLI::NonNegativeNumber);
 
   std::vector<std::pair<CLI::App*, cli::CommandAction>> actions;

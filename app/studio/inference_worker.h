@@ -18,7 +18,6 @@
 #include <map>
 #include <memory>
 
-
 namespace sapiens::studio {
 
 struct LoadedModelInfo {

@@ -2,8 +2,8 @@
 #pragma once
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>

@@ -14,7 +14,7 @@ using sapiens::test::runCli;
 class CliBasicsTest : public QObject {
   Q_OBJECT
 
-private Q_SLOTS:
+ private Q_SLOTS:
   void versionPrintsTheVersion() {
     auto r = runCli({"--version"});
     QCOMPARE(r.exitCode, 0);
@@ -35,9 +35,11 @@ private Q_SLOTS:
     const QJsonObject report = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QVERIFY2(!report.isEmpty(), qPrintable(r.out));
     const QJsonObject blas = report["blas"].toObject();
-    QVERIFY2(blas["implementation"].toString().contains("OpenBLAS"), qPrintable(blas["implementation"].toString()));
+    QVERIFY2(blas["implementation"].toString().contains("OpenBLAS"),
+             qPrintable(blas["implementation"].toString()));
     // The reference BLAS manages ~5 GFLOP/s here; OpenBLAS on two cores 70-190.
-    QVERIFY2(blas["sgemm_1024_gflops"].toDouble() > 20.0, qPrintable(QString::number(blas["sgemm_1024_gflops"].toDouble())));
+    QVERIFY2(blas["sgemm_1024_gflops"].toDouble() > 20.0,
+             qPrintable(QString::number(blas["sgemm_1024_gflops"].toDouble())));
     const QJsonObject threads = report["threads"].toObject();
     QVERIFY(threads["intra_op"].toInt() >= std::min(2, threads["cores_available"].toInt()));
     QCOMPARE(threads["omp_wait_policy"].toString(), QString("PASSIVE"));
@@ -49,7 +51,8 @@ private Q_SLOTS:
 
   void doctorFailsOnTheReferenceBlas() {
     const QString referenceBlasDir = "/usr/lib/x86_64-linux-gnu/blas";
-    if (!QFileInfo::exists(referenceBlasDir + "/libblas.so.3")) QSKIP("Debian's reference BLAS is not installed");
+    if (!QFileInfo::exists(referenceBlasDir + "/libblas.so.3"))
+      QSKIP("Debian's reference BLAS is not installed");
     auto r = runCli({"doctor"}, 300000, {"LD_LIBRARY_PATH=" + referenceBlasDir});
     QVERIFY(!r.crashed);
     QCOMPARE(r.exitCode, 4);

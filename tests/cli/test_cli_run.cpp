@@ -3,12 +3,12 @@
 
 #include "test_support.h"
 
-#include <opencv2/imgcodecs.hpp>
 #include <vtkDataArray.h>
 #include <vtkPLYReader.h>
 #include <vtkPointData.h>
 #include <vtkPolyData.h>
 #include <vtkSmartPointer.h>
+#include <opencv2/imgcodecs.hpp>
 
 #include <QDir>
 #include <QFile>
@@ -30,7 +30,8 @@ namespace {
 QStringList allFixtureModels() {
   QStringList args;
   for (const char* task : {"pose", "seg", "normal", "albedo", "pointmap"})
-    args << QString("--%1-model").arg(task) << QString::fromStdString(fixture(std::string("golden/") + task + "/model.safetensors"));
+    args << QString("--%1-model").arg(task)
+         << QString::fromStdString(fixture(std::string("golden/") + task + "/model.safetensors"));
   return args;
 }
 
@@ -65,11 +66,13 @@ QJsonObject readJson(const QString& path) {
 class CliRunTest : public QObject {
   Q_OBJECT
 
-private Q_SLOTS:
+ private Q_SLOTS:
   void everyTaskOnTheSampleProducesReadableOutputs() {
     QTemporaryDir out;
-    QStringList args{"run", QString::fromStdString(resource("samples/astronaut.png")), "--output", out.path(),
-                     "--task", "pose,seg,normal,albedo,pointmap", "--device", "cpu"};
+    QStringList args{"run",      QString::fromStdString(resource("samples/astronaut.png")),
+                     "--output", out.path(),
+                     "--task",   "pose,seg,normal,albedo,pointmap",
+                     "--device", "cpu"};
     auto r = runCli(args + allFixtureModels());
     QVERIFY2(!r.crashed, qPrintable(r.err));
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
@@ -171,8 +174,9 @@ private Q_SLOTS:
     corrupt.close();
     QVERIFY(QFile::link(in.path() + "/gone.png", in.path() + "/dangling.png"));
 
-    auto r = runCli(QStringList{"run", in.path(), "--output", out.path(), "--task", "seg", "--device", "cpu",
-                                "--seg-model", QString::fromStdString(fixture("golden/seg/model.safetensors"))});
+    auto r =
+        runCli(QStringList{"run", in.path(), "--output", out.path(), "--task", "seg", "--device", "cpu",
+                           "--seg-model", QString::fromStdString(fixture("golden/seg/model.safetensors"))});
     QVERIFY(!r.crashed);
     QCOMPARE(r.exitCode, 3);
     QVERIFY2(r.err.contains("corrupt.png"), qPrintable(r.err));
@@ -185,10 +189,11 @@ private Q_SLOTS:
 
   void aMismatchedModelFailsItsTaskOnly() {
     QTemporaryDir out;
-    auto r = runCli(QStringList{"run", QString::fromStdString(resource("samples/astronaut.png")), "--output",
-                                out.path(), "--task", "seg,normal", "--device", "cpu", "--seg-model",
-                                QString::fromStdString(fixture("golden/pose/model.safetensors")), "--normal-model",
-                                QString::fromStdString(fixture("golden/normal/model.safetensors"))});
+    auto r =
+        runCli(QStringList{"run", QString::fromStdString(resource("samples/astronaut.png")), "--output",
+                           out.path(), "--task", "seg,normal", "--device", "cpu", "--seg-model",
+                           QString::fromStdString(fixture("golden/pose/model.safetensors")), "--normal-model",
+                           QString::fromStdString(fixture("golden/normal/model.safetensors"))});
     QVERIFY(!r.crashed);
     QCOMPARE(r.exitCode, 3);
     QVERIFY2(r.err.contains("pose") && r.err.contains("seg"), qPrintable(r.err));

@@ -2,12 +2,12 @@
 // through the Models actions, results drawn as layers over the image (checked on the drawn pixels),
 // the 3-D view, File > Export, bad checkpoints reported without a crash, and a GUI that never stalls.
 
-#include "sapiens/common/allocator.h"
 #include "image_view.h"
 #include "inference_session.h"
 #include "log_panel.h"
 #include "main_window.h"
 #include "point_cloud_view.h"
+#include "sapiens/common/allocator.h"
 #include "surface_format.h"
 #include "tasks_panel.h"
 #include "test_support.h"
@@ -100,8 +100,7 @@ std::vector<std::pair<QPointF, int>> interiorSamples(const cv::Mat& labels) {
       const int label = labels.at<std::uint8_t>(y, x);
       bool uniform = true;
       for (int dy = 0; dy <= 0 && uniform; ++dy)  // the mask texture is sampled nearest: one pixel decides
-        for (int dx = 0; dx <= 0 && uniform; ++dx)
-          uniform = labels.at<std::uint8_t>(y + dy, x + dx) == label;
+        for (int dx = 0; dx <= 0 && uniform; ++dx) uniform = labels.at<std::uint8_t>(y + dy, x + dx) == label;
       if (uniform) samples.emplace_back(QPointF(x + 0.5, y + 0.5), label);
     }
   }

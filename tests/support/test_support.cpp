@@ -5,9 +5,13 @@
 
 namespace sapiens::test {
 
-std::string fixture(const std::string& relative) { return std::string(SAPIENS_TEST_FIXTURES) + "/" + relative; }
+std::string fixture(const std::string& relative) {
+  return std::string(SAPIENS_TEST_FIXTURES) + "/" + relative;
+}
 
-std::string resource(const std::string& relative) { return std::string(SAPIENS_TEST_RESOURCES) + "/" + relative; }
+std::string resource(const std::string& relative) {
+  return std::string(SAPIENS_TEST_RESOURCES) + "/" + relative;
+}
 
 ProcessResult runCli(const QStringList& arguments, int timeoutMs, const QStringList& extraEnvironment) {
   QProcess process;

@@ -1,8 +1,8 @@
 // AtomicFile: the target holds either its old contents or the complete new ones, never a mixture, and
 // no temporary file is left behind.
 
-#include "sapiens/io/atomic_file.h"
 #include "file_size_limit.h"
+#include "sapiens/io/atomic_file.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -3,11 +3,11 @@
 // to the pointmap, normals from the normal map or from the geometry, colours from the picture, grid faces
 // that break at depth jumps, and ASCII equal to binary.
 
+#include "file_size_limit.h"
 #include "sapiens/export/export_error.h"
 #include "sapiens/export/ply.h"
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/pipeline/frame_result.h"
-#include "file_size_limit.h"
 #include "test_support.h"
 
 #include <QDir>

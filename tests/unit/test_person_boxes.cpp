@@ -14,7 +14,7 @@ using namespace sapiens;
 class PersonBoxesTest : public QObject {
   Q_OBJECT
 
-private Q_SLOTS:
+ private Q_SLOTS:
   void twoPeopleGiveTwoBoxesLargestFirst() {
     cv::Mat labels(400, 600, CV_8UC1, cv::Scalar(0));
     cv::rectangle(labels, cv::Rect(50, 40, 100, 300), cv::Scalar(22), cv::FILLED);   // person A

@@ -22,10 +22,10 @@
 
 namespace {
 
+using sapiens::test::inputSizeOf;
+using sapiens::test::maxAbsDifference;
 using sapiens::test::tensorOf;
 using sapiens::test::tensorOfMat;
-using sapiens::test::maxAbsDifference;
-using sapiens::test::inputSizeOf;
 
 std::string golden(const std::string& relative) {
   return sapiens::test::fixture("golden/" + relative);

@@ -21,9 +21,9 @@
 
 namespace {
 
+using sapiens::test::maxAbsDifference;
 using sapiens::test::tensorOf;
 using sapiens::test::tensorOfMat;
-using sapiens::test::maxAbsDifference;
 
 sapiens::Padding paddingOf(const at::Tensor& p) {
   return {static_cast<int>(p[0].item<std::int64_t>()), static_cast<int>(p[1].item<std::int64_t>()),

@@ -18,9 +18,9 @@
 
 namespace {
 
-using sapiens::test::tensorOf;
-using sapiens::test::maxAbsDifference;
 using sapiens::test::inputSizeOf;
+using sapiens::test::maxAbsDifference;
+using sapiens::test::tensorOf;
 
 /// H x W x 3 uint8 as a CHW tensor, like the fixtures' pipeline_out.
 at::Tensor chwOf(const cv::Mat& image) {

@@ -1,9 +1,9 @@
 // The safetensors reader and writer: malformed files are refused with a precise message, every dtype
 // survives a round trip, aligned entries are mapped without a copy, and the golden fixtures read back.
 
+#include "file_size_limit.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
-#include "file_size_limit.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>

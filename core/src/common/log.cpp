@@ -16,31 +16,43 @@ namespace {
 
 spdlog::level::level_enum toSpd(Level level) {
   switch (level) {
-    case Level::Trace: return spdlog::level::trace;
-    case Level::Debug: return spdlog::level::debug;
-    case Level::Info: return spdlog::level::info;
-    case Level::Warn: return spdlog::level::warn;
-    case Level::Error: return spdlog::level::err;
-    case Level::Off: return spdlog::level::off;
+    case Level::Trace:
+      return spdlog::level::trace;
+    case Level::Debug:
+      return spdlog::level::debug;
+    case Level::Info:
+      return spdlog::level::info;
+    case Level::Warn:
+      return spdlog::level::warn;
+    case Level::Error:
+      return spdlog::level::err;
+    case Level::Off:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
 
 Level fromSpd(spdlog::level::level_enum level) {
   switch (level) {
-    case spdlog::level::trace: return Level::Trace;
-    case spdlog::level::debug: return Level::Debug;
-    case spdlog::level::info: return Level::Info;
-    case spdlog::level::warn: return Level::Warn;
+    case spdlog::level::trace:
+      return Level::Trace;
+    case spdlog::level::debug:
+      return Level::Debug;
+    case spdlog::level::info:
+      return Level::Info;
+    case spdlog::level::warn:
+      return Level::Warn;
     case spdlog::level::err:
-    case spdlog::level::critical: return Level::Error;
-    default: return Level::Off;
+    case spdlog::level::critical:
+      return Level::Error;
+    default:
+      return Level::Off;
   }
 }
 
 // Forwards formatted messages to the callbacks registered by front ends.
 class CallbackSink final : public spdlog::sinks::base_sink<std::mutex> {
-public:
+ public:
   int add(Callback callback) {
     std::lock_guard<std::mutex> lock(callbacksMutex_);
     callbacks_.emplace(++lastId_, std::move(callback));
@@ -51,7 +63,7 @@ public:
     callbacks_.erase(id);
   }
 
-protected:
+ protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     std::map<int, Callback> callbacks;
     {
@@ -64,7 +76,7 @@ protected:
   }
   void flush_() override {}
 
-private:
+ private:
   std::mutex callbacksMutex_;
   std::map<int, Callback> callbacks_;
   int lastId_ = 0;
@@ -142,16 +154,24 @@ int addCallback(Callback callback) {
   return state().callbacks->add(std::move(callback));
 }
 
-void removeCallback(int id) { state().callbacks->remove(id); }
+void removeCallback(int id) {
+  state().callbacks->remove(id);
+}
 
 std::string_view levelName(Level level) {
   switch (level) {
-    case Level::Trace: return "trace";
-    case Level::Debug: return "debug";
-    case Level::Info: return "info";
-    case Level::Warn: return "warning";
-    case Level::Error: return "error";
-    case Level::Off: return "off";
+    case Level::Trace:
+      return "trace";
+    case Level::Debug:
+      return "debug";
+    case Level::Info:
+      return "info";
+    case Level::Warn:
+      return "warning";
+    case Level::Error:
+      return "error";
+    case Level::Off:
+      return "off";
   }
   return "info";
 }

@@ -46,7 +46,9 @@ int configure(int n) {
   return at::get_num_threads();
 }
 
-int current() { return at::get_num_threads(); }
+int current() {
+  return at::get_num_threads();
+}
 
 void ensurePassiveOpenMpWait(int argc, char** argv) {
   (void)argc;

@@ -5,13 +5,13 @@
 #include "sapiens/common/version.h"
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/export/exr.h"
+#include "sapiens/export/image_file.h"
 #include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/mask_png.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/export/overlay.h"
-#include "sapiens/export/image_file.h"
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/export/seg_classes.h"
 #include "sapiens/io/atomic_file.h"
@@ -65,7 +65,8 @@ std::vector<PlannedInput> planInputs(const std::vector<std::string>& inputs, con
     }
     for (auto& [file, rel] : files) {
       std::string stem = (fs::path(outputDir) / rel).string();
-      for (int n = 2; used.count(stem); ++n) stem = (fs::path(outputDir) / rel).string() + "-" + std::to_string(n);
+      for (int n = 2; used.count(stem); ++n)
+        stem = (fs::path(outputDir) / rel).string() + "-" + std::to_string(n);
       used.insert(stem);
       planned.push_back({file, stem});
     }
@@ -84,8 +85,8 @@ nlohmann::json describeModel(const LoadedModel& m) {
           {"input_size", {m.inputSize.height, m.inputSize.width}}};
 }
 
-void exportResults(const FrameResult& frame, const cv::Mat& bgr, const std::string& stem, const std::string& imageName,
-                   const BatchRunOptions& options, InputOutcome& outcome) {
+void exportResults(const FrameResult& frame, const cv::Mat& bgr, const std::string& stem,
+                   const std::string& imageName, const BatchRunOptions& options, InputOutcome& outcome) {
   fs::create_directories(fs::path(stem).parent_path());
   auto out = [&](const std::string& kind, const std::string& suffix) {
     std::string path = stem + suffix;
@@ -94,7 +95,8 @@ void exportResults(const FrameResult& frame, const cv::Mat& bgr, const std::stri
   };
   if (frame.has(Task::Seg)) {
     writeLabelPng(out("seg", ".seg.png"), frame.segLabels);
-    if (options.overlays) writeSegmentationOverlay(out("seg_overlay", ".seg_overlay.png"), bgr, frame.segLabels, seg29());
+    if (options.overlays)
+      writeSegmentationOverlay(out("seg_overlay", ".seg_overlay.png"), bgr, frame.segLabels, seg29());
   }
   if (frame.has(Task::Pose)) {
     KeypointPredictions predictions;
@@ -107,7 +109,8 @@ void exportResults(const FrameResult& frame, const cv::Mat& bgr, const std::stri
     writeCocoKeypoints(out("pose_coco", ".pose.coco.json"), predictions, keypoints308());
     if (options.overlays) {
       cv::Mat overlay = bgr.clone();
-      drawPoses(overlay, frame.poses, keypoints308(), poseDrawStyleFor(overlay.size(), options.keypointThreshold));
+      drawPoses(overlay, frame.poses, keypoints308(),
+                poseDrawStyleFor(overlay.size(), options.keypointThreshold));
       writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay);
     }
   }
@@ -149,7 +152,8 @@ InputSize defaultInputSize(const Model& model) {
     return official;
   // The scale branch flattens (channels x grid) after stride-2 1x1 convolutions: ceil(n / 2) per layer.
   const int cells = arch.head.scaleMlp.front() / arch.head.scaleConvChannels.back();
-  const int patch = arch.backbone.patchSize * (arch.backbone.tokenizer.layers > 0 ? arch.backbone.tokenizer.windowSize : 1);
+  const int patch =
+      arch.backbone.patchSize * (arch.backbone.tokenizer.layers > 0 ? arch.backbone.tokenizer.windowSize : 1);
   auto cellsFor = [&](int m) {
     int h = 4 * m, w = 3 * m;
     for (size_t i = 0; i < arch.head.scaleConvChannels.size(); ++i) h = (h + 1) / 2, w = (w + 1) / 2;
@@ -164,7 +168,8 @@ InputSize defaultInputSize(const Model& model) {
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks) {
   const auto started = std::chrono::steady_clock::now();
   BatchSummary summary;
-  if (options.tasks.empty()) throw std::invalid_argument("no task chosen (pose, seg, normal, albedo, pointmap)");
+  if (options.tasks.empty())
+    throw std::invalid_argument("no task chosen (pose, seg, normal, albedo, pointmap)");
   std::error_code ec;
   fs::create_directories(options.outputDir, ec);
   if (ec || !fs::is_directory(options.outputDir))
@@ -184,8 +189,9 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
     } else {
       CheckpointSearch search = findCheckpoint(modelDir, task, options.size);
       if (!search.found) {
-        summary.taskErrors.push_back("no " + std::string(taskName(task)) + " checkpoint found under " + modelDir +
-                                     " (looked for " + search.looked.front() + " and other official sizes)");
+        summary.taskErrors.push_back("no " + std::string(taskName(task)) + " checkpoint found under " +
+                                     modelDir + " (looked for " + search.looked.front() +
+                                     " and other official sizes)");
         logger().error("{}", summary.taskErrors.back());
         continue;
       }

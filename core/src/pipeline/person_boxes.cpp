@@ -33,7 +33,8 @@ std::vector<BoundingBox> boxesFromSegmentation(const cv::Mat& labels, const Segm
                    cv::getStructuringElement(cv::MORPH_ELLIPSE, cv::Size(k, k)));
 
   cv::Mat componentLabels, stats, centroids;
-  const int count = cv::connectedComponentsWithStats(foreground, componentLabels, stats, centroids, 8, CV_32S);
+  const int count =
+      cv::connectedComponentsWithStats(foreground, componentLabels, stats, centroids, 8, CV_32S);
   struct Component {
     int area;
     BoundingBox box;
@@ -84,10 +85,12 @@ std::vector<BoundingBox> detectPeopleHog(const cv::Mat& bgr) {
     if (weights[i] < 0.5) continue;
     const cv::Rect& r = found[i];
     BoundingBox box{static_cast<float>(r.x / scale), static_cast<float>(r.y / scale),
-                    static_cast<float>((r.x + r.width - 1) / scale), static_cast<float>((r.y + r.height - 1) / scale)};
+                    static_cast<float>((r.x + r.width - 1) / scale),
+                    static_cast<float>((r.y + r.height - 1) / scale)};
     box.x1 = std::max(0.f, box.x1), box.y1 = std::max(0.f, box.y1);
     box.x2 = std::min<float>(bgr.cols - 1, box.x2), box.y2 = std::min<float>(bgr.rows - 1, box.y2);
-    bool overlaps = std::any_of(kept.begin(), kept.end(), [&](const BoundingBox& k) { return iou(k, box) > 0.3f; });
+    bool overlaps =
+        std::any_of(kept.begin(), kept.end(), [&](const BoundingBox& k) { return iou(k, box) > 0.3f; });
     if (!overlaps) kept.push_back(box);
   }
   return kept;

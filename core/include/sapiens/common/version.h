@@ -2,8 +2,8 @@
 // Versions of this program and of the libraries it was built with or runs on.
 
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 namespace sapiens {
 

@@ -10,12 +10,12 @@
 namespace sapiens {
 
 class IoError : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 
 class AtomicFile {
-public:
+ public:
   /// Opens a temporary file next to `path`. Throws IoError naming the path on failure.
   explicit AtomicFile(std::string path);
   AtomicFile(const AtomicFile&) = delete;
@@ -31,7 +31,7 @@ public:
 
   const std::string& path() const { return path_; }
 
-private:
+ private:
   std::string path_;
   std::string tempPath_;
   int fd_ = -1;

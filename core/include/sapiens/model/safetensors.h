@@ -25,12 +25,12 @@ std::size_t elementSize(StDType dtype);
 std::string_view dtypeName(StDType dtype);
 
 class SafetensorsError : public std::runtime_error {
-public:
+ public:
   SafetensorsError(std::string path, const std::string& reason);
   const std::string& path() const { return path_; }
   const std::string& reason() const { return reason_; }
 
-private:
+ private:
   std::string path_;
   std::string reason_;
 };
@@ -47,7 +47,7 @@ struct TensorEntry {
 };
 
 class SafetensorsFile {
-public:
+ public:
   /// Maps and validates the file. Throws SafetensorsError.
   static SafetensorsFile open(const std::string& path);
 
@@ -69,7 +69,7 @@ public:
   /// a copy of this pointer lives, even after this object is gone.
   std::shared_ptr<const void> mappingOwner() const;
 
-private:
+ private:
   struct Impl;
   explicit SafetensorsFile(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

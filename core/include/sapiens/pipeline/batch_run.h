@@ -26,8 +26,8 @@ struct BatchRunOptions {
   std::string modelDir;                    ///< default: paths::checkpointRoot()
   std::string size = "0.4b";               ///< preferred official size when looking up
   std::string device = "auto";
-  std::string dtype;                       ///< "" = the device's default (fp32 CPU, bf16 CUDA)
-  std::optional<InputSize> inputSize;      ///< default: 768 x 1024, or what the checkpoint fixes
+  std::string dtype;                   ///< "" = the device's default (fp32 CPU, bf16 CUDA)
+  std::optional<InputSize> inputSize;  ///< default: 768 x 1024, or what the checkpoint fixes
 
   float keypointThreshold = 0.3f;
   std::vector<BoundingBox> personBoxes;  ///< user boxes for pose, applied to every picture

@@ -23,9 +23,9 @@ struct BoundingBox {
 /// One person from the top-down pose model.
 struct PoseInstance {
   BoundingBox bbox;
-  std::string bboxSource;                         ///< "user", "segmentation", "detector", "full-image"
-  std::vector<std::array<double, 2>> keypoints;   ///< 308 (x, y) in image pixels
-  std::vector<float> scores;                      ///< raw heatmap maxima, as the official decoder reports
+  std::string bboxSource;                        ///< "user", "segmentation", "detector", "full-image"
+  std::vector<std::array<double, 2>> keypoints;  ///< 308 (x, y) in image pixels
+  std::vector<float> scores;                     ///< raw heatmap maxima, as the official decoder reports
 };
 
 /// Pinhole intrinsics implied by the pointmap model (image pixels).
@@ -34,14 +34,14 @@ struct Intrinsics {
 };
 
 struct FrameResult {
-  int width = 0;   ///< image size all maps below are in
+  int width = 0;  ///< image size all maps below are in
   int height = 0;
 
   std::vector<PoseInstance> poses;  ///< empty when pose did not run
-  cv::Mat segLabels;                ///< CV_8UC1 class index 0..28 (0 = background); empty when seg did not run
-  cv::Mat normal;                   ///< CV_32FC3 unit vectors (x, y, z), camera frame
-  cv::Mat albedo;                   ///< CV_32FC3 RGB in [0, 1]
-  cv::Mat pointmap;                 ///< CV_32FC3 metric (X, Y, Z) = canonical / scale
+  cv::Mat segLabels;  ///< CV_8UC1 class index 0..28 (0 = background); empty when seg did not run
+  cv::Mat normal;     ///< CV_32FC3 unit vectors (x, y, z), camera frame
+  cv::Mat albedo;     ///< CV_32FC3 RGB in [0, 1]
+  cv::Mat pointmap;   ///< CV_32FC3 metric (X, Y, Z) = canonical / scale
   std::optional<float> pointmapScale;
   std::optional<Intrinsics> intrinsics;
 

@@ -20,13 +20,14 @@ struct SourcedBox {
 };
 
 struct SegmentationBoxOptions {
-  double minAreaFraction = 0.005;    ///< drop components smaller than this share of the image
-  double minShareOfLargest = 0.05;   ///< ... or than this share of the largest person
-  double closeFraction = 0.02;       ///< closing kernel (of the image diagonal) that joins a person's parts
+  double minAreaFraction = 0.005;   ///< drop components smaller than this share of the image
+  double minShareOfLargest = 0.05;  ///< ... or than this share of the largest person
+  double closeFraction = 0.02;      ///< closing kernel (of the image diagonal) that joins a person's parts
 };
 
 /// One box per person-sized connected foreground region (labels > 0), largest first.
-std::vector<BoundingBox> boxesFromSegmentation(const cv::Mat& labels, const SegmentationBoxOptions& options = {});
+std::vector<BoundingBox> boxesFromSegmentation(const cv::Mat& labels,
+                                               const SegmentationBoxOptions& options = {});
 
 /// OpenCV's default HOG people detector, with non-maximum suppression; best score first.
 std::vector<BoundingBox> detectPeopleHog(const cv::Mat& bgr);
