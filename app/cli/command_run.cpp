@@ -80,9 +80,8 @@ std::vector<BoundingBox> readBoxFile(const std::string& path) {
     if (!b.is_array() || b.size() != 4 ||
         !std::all_of(b.begin(), b.end(), [](auto& v) { return v.is_number(); }))
       throw std::runtime_error(path + ": box " + b.dump() + " is not [x1, y1, x2, y2]");
-    boxes.push_back(parseBox(std::to_string(b[0].get<double>()) + "," + std::to_string(b[1].get<double>()) +
-                             "," + std::to_string(b[2].get<double>()) + "," +
-                             std::to_string(b[3].get<double>())));
+    boxes.push_back(checkedBox(b[0].get<double>(), b[1].get<double>(), b[2].get<double>(), b[3].get<double>(),
+                               path + " " + b.dump()));
   }
   return boxes;
 }

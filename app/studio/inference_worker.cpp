@@ -3,8 +3,6 @@
 #include "sapiens/common/log.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/pipeline/batch_run.h"
-#include "sapiens/pipeline/image_inference.h"
-#include "sapiens/pipeline/person_boxes.h"
 
 #include <chrono>
 #include <exception>
@@ -69,22 +67,7 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
                                  " model is loaded (Models > Load checkpoint, or put one under the "
                                  "checkpoint root)");
       }
-      AnalysisOptions analysis;
-      analysis.inputSize = defaultInputSize(*model);
-      analysis.pose.inputSize = analysis.inputSize;
-      std::string boxSource;
-      if (task == Task::Pose) {
-        PersonBoxRequest request;
-        if (frame.has(Task::Seg)) request.segLabels = &frame.segLabels;
-        for (const SourcedBox& box : choosePersonBoxes(bgr, request)) {
-          analysis.personBoxes.push_back(box.box);
-          boxSource = box.source;
-        }
-      }
-      analyzeImage(*model, bgr, frame, analysis);
-      if (task == Task::Pose) {
-        for (PoseInstance& pose : frame.poses) pose.bboxSource = boxSource;
-      }
+      analyzeTask(*model, bgr, frame, defaultInputSize(*model));
     }
   } catch (const std::exception& e) {
     logger().error("{}: {}", imagePath.toStdString(), e.what());

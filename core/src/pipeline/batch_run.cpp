@@ -165,6 +165,27 @@ InputSize defaultInputSize(const Model& model) {
   return official;
 }
 
+std::string analyzeTask(const Model& model, const cv::Mat& bgr, FrameResult& frame, InputSize inputSize,
+                        const std::vector<BoundingBox>& userBoxes) {
+  AnalysisOptions analysis;
+  analysis.inputSize = inputSize;
+  analysis.pose.inputSize = inputSize;
+  std::string boxSource;
+  if (model.task() == Task::Pose) {
+    PersonBoxRequest request;
+    request.userBoxes = userBoxes;
+    if (frame.has(Task::Seg)) request.segLabels = &frame.segLabels;
+    for (const SourcedBox& b : choosePersonBoxes(bgr, request)) {
+      analysis.personBoxes.push_back(b.box);
+      boxSource = b.source;
+    }
+  }
+  analyzeImage(model, bgr, frame, analysis);
+  for (PoseInstance& pose : frame.poses)
+    if (!boxSource.empty()) pose.bboxSource = boxSource;
+  return boxSource;
+}
+
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks) {
   const auto started = std::chrono::steady_clock::now();
   BatchSummary summary;
@@ -237,21 +258,8 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       const cv::Mat bgr = readImageBgr(planned[i].path);
       FrameResult frame;
       for (const LoadedModel& m : models) {
-        AnalysisOptions analysis;
-        analysis.inputSize = m.inputSize;
-        analysis.pose.inputSize = m.inputSize;
-        if (m.task == Task::Pose) {
-          PersonBoxRequest request;
-          request.userBoxes = options.personBoxes;
-          if (frame.has(Task::Seg)) request.segLabels = &frame.segLabels;
-          for (const SourcedBox& b : choosePersonBoxes(bgr, request)) {
-            analysis.personBoxes.push_back(b.box);
-            outcome.personBoxSource = b.source;
-          }
-        }
-        analyzeImage(m.model, bgr, frame, analysis);
-        if (m.task == Task::Pose)
-          for (auto& pose : frame.poses) pose.bboxSource = outcome.personBoxSource;
+        const std::string boxSource = analyzeTask(m.model, bgr, frame, m.inputSize, options.personBoxes);
+        if (!boxSource.empty()) outcome.personBoxSource = boxSource;
       }
       outcome.inferenceMs = frame.inferenceMs;
       const std::string imageName = fs::path(planned[i].path).filename().string();

@@ -113,6 +113,15 @@ std::vector<SourcedBox> choosePersonBoxes(const cv::Mat& bgr, const PersonBoxReq
   return result;
 }
 
+BoundingBox checkedBox(double x1, double y1, double x2, double y2, const std::string& what) {
+  const double v[4] = {x1, y1, x2, y2};
+  if (!std::all_of(v, v + 4, [](double x) { return std::isfinite(x); }))
+    throw std::invalid_argument("bounding box " + what + " is not x1,y1,x2,y2");
+  if (x2 <= x1 || y2 <= y1)
+    throw std::invalid_argument("bounding box " + what + " is empty: x2 must exceed x1 and y2 exceed y1");
+  return {static_cast<float>(x1), static_cast<float>(y1), static_cast<float>(x2), static_cast<float>(y2)};
+}
+
 BoundingBox parseBox(const std::string& text) {
   std::istringstream in(text);
   float v[4];
@@ -120,11 +129,9 @@ BoundingBox parseBox(const std::string& text) {
   bool ok = static_cast<bool>(in >> v[0]);
   for (int i = 1; ok && i < 4; ++i) ok = (in >> comma >> v[i]) && comma == ',';
   in >> std::ws;
-  if (!ok || !in.eof() || !std::all_of(v, v + 4, [](float x) { return std::isfinite(x); }))
-    throw std::invalid_argument("bounding box '" + text + "' is not x1,y1,x2,y2");
-  if (v[2] <= v[0] || v[3] <= v[1])
-    throw std::invalid_argument("bounding box '" + text + "' is empty: x2 must exceed x1 and y2 exceed y1");
-  return {v[0], v[1], v[2], v[3]};
+  const std::string what = "'" + text + "'";
+  if (!ok || !in.eof()) throw std::invalid_argument("bounding box " + what + " is not x1,y1,x2,y2");
+  return checkedBox(v[0], v[1], v[2], v[3], what);
 }
 
 }  // namespace sapiens

@@ -74,6 +74,12 @@ std::vector<std::string> expandInputs(const std::vector<std::string>& inputs);
 /// token grid (its first linear layer's width), then the 3:4 size that gives that grid.
 InputSize defaultInputSize(const class Model& model);
 
+/// One task model on one picture, into `frame` (analyzeImage at `inputSize`). For pose the person boxes
+/// come from choosePersonBoxes: `userBoxes`, else the frame's segmentation when seg already ran, else the
+/// detector, else the whole picture; every pose records that source, which is returned ("" otherwise).
+std::string analyzeTask(const class Model& model, const cv::Mat& bgr, FrameResult& frame, InputSize inputSize,
+                        const std::vector<BoundingBox>& userBoxes = {});
+
 /// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
 /// per-picture and per-task problems are in the summary and the manifest.
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks = {});

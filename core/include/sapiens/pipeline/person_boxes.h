@@ -45,5 +45,8 @@ std::vector<SourcedBox> choosePersonBoxes(const cv::Mat& bgr, const PersonBoxReq
 
 /// "x1,y1,x2,y2" -> box; throws std::invalid_argument with the text on malformed or empty boxes.
 BoundingBox parseBox(const std::string& text);
+/// The same checks for corners that are already numbers (e.g. from a JSON box file); `what` names the
+/// box in the message.
+BoundingBox checkedBox(double x1, double y1, double x2, double y2, const std::string& what);
 
 }  // namespace sapiens
