@@ -3,6 +3,7 @@
 
 #include "cli_command.h"
 
+#include "sapiens/model/activation_memory.h"
 #include "sapiens/model/architecture.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/flop_count.h"
@@ -108,6 +109,11 @@ int runBench(const BenchOptions& o) {
   const double achieved = flops.total() / seconds / 1e9;
   const double floorRatio = floorGflops / achieved;  // = time / (flops / floor rate)
 
+  const double activationBytes =
+      static_cast<double>(peakActivationBytes(arch, o.batch, o.height, o.width, c10::elementSize(dtype)));
+  // Growth over what the process held before the model existed (libraries, allocator arenas).
+  const double modelRssMb = peakRssMb() - rssBefore;
+  const double memoryRatio = modelRssMb / ((weightBytes + activationBytes) / 1e6);
   nlohmann::json result = {{"arch", o.arch},
                            {"task", std::string(taskName(task))},
                            {"device", device.str()},
@@ -126,6 +132,8 @@ int runBench(const BenchOptions& o) {
                            {"weight_mb", weightBytes / 1e6},
                            {"peak_rss_mb", peakRssMb()},
                            {"rss_before_mb", rssBefore},
+                           {"activation_mb_estimate", activationBytes / 1e6},
+                           {"memory_ratio", memoryRatio},
                            {"threads", at::get_num_threads()}};
   if (o.json) {
     std::cout << result.dump() << "\n";
@@ -140,7 +148,10 @@ int runBench(const BenchOptions& o) {
     std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, same run)\n", floorGflops, g.m,
                 g.k, g.n);
     std::printf("  floor ratio    %10.2f x (1.00 = every FLOP at the GEMM rate)\n", floorRatio);
-    std::printf("  weights        %10.1f MB, peak RSS %.1f MB\n", weightBytes / 1e6, peakRssMb());
+    std::printf("  weights        %10.1f MB, activations %.1f MB (estimated peak)\n", weightBytes / 1e6,
+                activationBytes / 1e6);
+    std::printf("  peak RSS       %10.1f MB, %.1f MB above the start = %.2f x (weights + activations)\n",
+                peakRssMb(), modelRssMb, memoryRatio);
   }
   return kOk;
 }

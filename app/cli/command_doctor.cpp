@@ -141,9 +141,11 @@ int runDoctor(bool asJson) {
   const int threadCount = threads::current();
   const int cores = threads::defaultCount();
   const char* waitPolicy = std::getenv("OMP_WAIT_POLICY");
+  const char* blasTimeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
   report["threads"] = {{"intra_op", threadCount},
                        {"cores_available", cores},
-                       {"omp_wait_policy", waitPolicy ? waitPolicy : "(unset)"}};
+                       {"omp_wait_policy", waitPolicy ? waitPolicy : "(unset)"},
+                       {"openblas_thread_timeout", blasTimeout ? blasTimeout : "(unset)"}};
   if (threadCount < 2 && cores >= 2)
     warnings.push_back("LibTorch runs on 1 thread although " + std::to_string(cores) +
                        " cores are available");
@@ -188,7 +190,8 @@ int runDoctor(bool asJson) {
     rate << std::fixed << std::setprecision(1) << gflops << " GFLOP/s (fp32 1024x1024, best of 5)";
     row("sgemm", rate.str());
     row("threads", std::to_string(threadCount) + " intra-op of " + std::to_string(cores) +
-                       " cores, OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "(unset)"));
+                       " cores, OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "(unset)") +
+                       ", OPENBLAS_THREAD_TIMEOUT=" + (blasTimeout ? blasTimeout : "(unset)"));
     std::cout << "Models\n";
     row("checkpoint root", root + (std::filesystem::is_directory(root) ? "" : "  (missing)"));
     for (auto& c : checkpoints) row("", c.path + "  (" + std::to_string(c.bytes / (1024 * 1024)) + " MiB)");

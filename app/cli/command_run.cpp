@@ -32,6 +32,7 @@ struct RunArgs {
   std::string inputSize;
   std::string device = "auto";
   std::string dtype;
+  std::size_t batch = 1;
   float keypointThreshold = 0.3f;
   std::vector<std::string> boxes;
   std::string boxFile;
@@ -110,6 +111,7 @@ int runRun(const RunArgs& a) {
   if (!a.inputSize.empty()) options.inputSize = parseInputSize(a.inputSize);
   options.device = a.device;
   options.dtype = a.dtype;
+  options.batchSize = a.batch;
   options.keypointThreshold = a.keypointThreshold;
   for (const auto& b : a.boxes) options.personBoxes.push_back(parseBox(b));
   if (!a.boxFile.empty())
@@ -165,6 +167,9 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
                   "Network input HxW (default 1024x768, or what the checkpoint fixes)");
   sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
   sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default: fp32 on CPU, bf16 on CUDA)");
+  sub->add_option("--batch", a->batch, "Pictures per forward pass (pose: their person crops together)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
+      ->capture_default_str();
   sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")
       ->capture_default_str();
   sub->add_option("--bbox", a->boxes, "Person box x1,y1,x2,y2 for pose (repeatable)");

@@ -24,7 +24,7 @@ std::vector<RegisteredCommand>& registeredCommands() {
 
 int main(int argc, char** argv) {
   using namespace sapiens;
-  threads::ensurePassiveOpenMpWait(argc, argv);
+  threads::ensureThreadPoolWaitPolicy(argc, argv);
   memory::keepLargeBlocksInHeap();
 
   CLI::App app{

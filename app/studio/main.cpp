@@ -64,7 +64,7 @@ void armScreenshot(sapiens::studio::MainWindow& window, const QString& path, boo
 }  // namespace
 
 int main(int argc, char** argv) {
-  sapiens::threads::ensurePassiveOpenMpWait(argc, argv);
+  sapiens::threads::ensureThreadPoolWaitPolicy(argc, argv);
   sapiens::memory::keepLargeBlocksInHeap();
   if (wantsVersion(argc, argv)) {
     std::printf("sapiens-studio %s\n", sapiens::versionString().c_str());

@@ -8,7 +8,9 @@
 #include <vtkPointData.h>
 #include <vtkPolyData.h>
 #include <vtkSmartPointer.h>
+#include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <QDir>
 #include <QFile>
@@ -201,6 +203,72 @@ class CliRunTest : public QObject {
     QVERIFY(!QFile::exists(out.path() + "/astronaut.seg.png"));
   }
 
+  // --batch N stacks the pictures of a group into one forward pass (pose: all their person crops); each
+  // picture must come out as it does alone, and a corrupt picture in the group must fail alone.
+  void batchedRunMatchesOneByOne() {
+    QTemporaryDir in, one, batched;
+    const cv::Mat sample = cv::imread(resource("samples/astronaut.png"));
+    QVERIFY(!sample.empty());
+    cv::Mat mirrored, smaller;
+    cv::flip(sample, mirrored, 1);
+    cv::resize(mirrored, smaller, cv::Size(300, 420), 0, 0, cv::INTER_AREA);
+    QVERIFY(cv::imwrite((in.path() + "/a.png").toStdString(), sample));
+    QVERIFY(cv::imwrite((in.path() + "/c.png").toStdString(), smaller));
+    QFile corrupt(in.path() + "/b.png");
+    QVERIFY(corrupt.open(QIODevice::WriteOnly));
+    corrupt.write("\x89PNG\r\n\x1a\n truncated");
+    corrupt.close();
+
+    const QStringList common{"run",      in.path(), "--task",       "seg,pose,normal",
+                             "--device", "cpu",     "--input-size", "256x192"};
+    const QStringList models = allFixtureModels();
+    auto r1 = runCli(common + QStringList{"--output", one.path(), "--batch", "1"} + models);
+    auto r3 = runCli(common + QStringList{"--output", batched.path(), "--batch", "3"} + models);
+    for (const auto* r : {&r1, &r3}) {
+      QVERIFY2(!r->crashed, qPrintable(r->err));
+      QCOMPARE(r->exitCode, 3);
+      QVERIFY2(r->err.contains("b.png"), qPrintable(r->err));
+    }
+    const QJsonObject manifest = readJson(batched.path() + "/results.json");
+    QCOMPARE(manifest["batch_size"].toInt(), 3);
+    QCOMPARE(manifest["succeeded"].toInt(), 2);
+    QCOMPARE(manifest["failed"].toInt(), 1);
+
+    for (const QString stem : {"a", "c"}) {
+      const cv::Mat labels1 =
+          cv::imread((one.path() + "/" + stem + ".seg.png").toStdString(), cv::IMREAD_UNCHANGED);
+      const cv::Mat labels3 =
+          cv::imread((batched.path() + "/" + stem + ".seg.png").toStdString(), cv::IMREAD_UNCHANGED);
+      QVERIFY(!labels1.empty() && labels1.size() == labels3.size());
+      QVERIFY2(cv::countNonZero(labels1 != labels3) <= static_cast<int>(labels1.total() / 1000),
+               qPrintable(stem + ": segmentation differs"));
+
+      const cv::Mat normals1 = readNpyFloat(one.path() + "/" + stem + ".normal.npy");
+      const cv::Mat normals3 = readNpyFloat(batched.path() + "/" + stem + ".normal.npy");
+      QVERIFY(!normals1.empty() && normals1.size() == normals3.size());
+      QVERIFY2(cv::norm(normals1, normals3, cv::NORM_L1) / double(normals1.total() * 3) < 1e-4,
+               qPrintable(stem + ": normals differ"));
+
+      const QJsonObject pose1 = readJson(one.path() + "/" + stem + ".pose.json");
+      const QJsonObject pose3 = readJson(batched.path() + "/" + stem + ".pose.json");
+      const QJsonArray instances1 = pose1["frames"].toArray()[0].toObject()["instances"].toArray();
+      const QJsonArray instances3 = pose3["frames"].toArray()[0].toObject()["instances"].toArray();
+      QVERIFY(!instances1.isEmpty());
+      QCOMPARE(instances3.size(), instances1.size());
+      for (qsizetype i = 0; i < instances1.size(); ++i) {
+        const QJsonArray k1 = instances1[i].toObject()["keypoints"].toArray();
+        const QJsonArray k3 = instances3[i].toObject()["keypoints"].toArray();
+        QCOMPARE(k3.size(), k1.size());
+        for (qsizetype j = 0; j < k1.size(); ++j) {
+          const QJsonArray p1 = k1[j].toArray(), p3 = k3[j].toArray();
+          QVERIFY2(
+              std::hypot(p1[0].toDouble() - p3[0].toDouble(), p1[1].toDouble() - p3[1].toDouble()) < 0.01,
+              qPrintable(QString("%1: keypoint %2 moved").arg(stem).arg(j)));
+        }
+      }
+    }
+  }
+
   void missingInputsAndBadOptionsAreUsageErrors() {
     QTemporaryDir out;
     auto r = runCli({"run", "/nonexistent/folder", "--output", out.path(), "--task", "seg", "--seg-model",
@@ -211,6 +279,9 @@ class CliRunTest : public QObject {
     r = runCli({"run", "x.png", "--output", out.path(), "--task", "dance"});
     QVERIFY(r.exitCode != 0);
     QVERIFY2(r.err.contains("dance"), qPrintable(r.err));
+    r = runCli({"run", "x.png", "--output", out.path(), "--task", "seg", "--batch", "0"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--batch"), qPrintable(r.err));
   }
 };
 

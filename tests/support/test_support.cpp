@@ -17,6 +17,7 @@ ProcessResult runCli(const QStringList& arguments, int timeoutMs, const QStringL
   QProcess process;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("OMP_WAIT_POLICY", "PASSIVE");
+  env.insert("OPENBLAS_THREAD_TIMEOUT", "4");
   for (const QString& entry : extraEnvironment) {
     const auto split = entry.indexOf('=');
     env.insert(entry.left(split), entry.mid(split + 1));

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace sapiens::threads {
 
@@ -50,14 +51,22 @@ int current() {
   return at::get_num_threads();
 }
 
-void ensurePassiveOpenMpWait(int argc, char** argv) {
+void ensureThreadPoolWaitPolicy(int argc, char** argv) {
   (void)argc;
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("SAPIENS_NO_REEXEC")) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  // A second guard against loops, should the variable be scrubbed by something in between.
+  if (std::getenv("SAPIENS_NO_REEXEC")) return;
+  bool changed = false;
+  // OpenBLAS's idle spin lasts 2^N cycles; 4 (its minimum) puts its threads to sleep almost at once.
+  for (const auto& [name, value] :
+       {std::pair{"OMP_WAIT_POLICY", "PASSIVE"}, {"OPENBLAS_THREAD_TIMEOUT", "4"}}) {
+    if (std::getenv(name)) continue;
+    setenv(name, value, 1);
+    changed = true;
+  }
+  if (!changed) return;
+  // A second guard against loops, should the variables be scrubbed by something in between.
   setenv("SAPIENS_NO_REEXEC", "1", 1);
   execv("/proc/self/exe", argv);
-  // exec failed (e.g. /proc not mounted): carry on with the default policy.
+  // exec failed (e.g. /proc not mounted): carry on with the default policies.
 }
 
 }  // namespace sapiens::threads

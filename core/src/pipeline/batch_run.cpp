@@ -165,26 +165,84 @@ InputSize defaultInputSize(const Model& model) {
   return official;
 }
 
-std::string analyzeTask(const Model& model, const cv::Mat& bgr, FrameResult& frame, InputSize inputSize,
-                        const std::vector<BoundingBox>& userBoxes) {
+std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
+                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
+                                          const std::vector<BoundingBox>& userBoxes) {
   AnalysisOptions analysis;
   analysis.inputSize = inputSize;
   analysis.pose.inputSize = inputSize;
-  std::string boxSource;
+  std::vector<std::string> boxSources(images.size());
+  std::vector<std::vector<BoundingBox>> personBoxes(images.size());
   if (model.task() == Task::Pose) {
-    PersonBoxRequest request;
-    request.userBoxes = userBoxes;
-    if (frame.has(Task::Seg)) request.segLabels = &frame.segLabels;
-    for (const SourcedBox& b : choosePersonBoxes(bgr, request)) {
-      analysis.personBoxes.push_back(b.box);
-      boxSource = b.source;
+    for (std::size_t i = 0; i < images.size(); ++i) {
+      PersonBoxRequest request;
+      request.userBoxes = userBoxes;
+      if (frames[i]->has(Task::Seg)) request.segLabels = &frames[i]->segLabels;
+      for (const SourcedBox& b : choosePersonBoxes(images[i], request)) {
+        personBoxes[i].push_back(b.box);
+        boxSources[i] = b.source;
+      }
     }
   }
-  analyzeImage(model, bgr, frame, analysis);
-  for (PoseInstance& pose : frame.poses)
-    if (!boxSource.empty()) pose.bboxSource = boxSource;
-  return boxSource;
+  analyzeImages(model, images, frames, analysis, personBoxes);
+  for (std::size_t i = 0; i < images.size(); ++i)
+    for (PoseInstance& pose : frames[i]->poses)
+      if (!boxSources[i].empty()) pose.bboxSource = boxSources[i];
+  return boxSources;
 }
+
+std::string analyzeTask(const Model& model, const cv::Mat& bgr, FrameResult& frame, InputSize inputSize,
+                        const std::vector<BoundingBox>& userBoxes) {
+  return analyzeTaskBatch(model, {bgr}, {&frame}, inputSize, userBoxes).front();
+}
+
+namespace {
+
+// Every model, in task order, on the decoded pictures of one group in one forward pass each. Should a
+// batched pass fail, the pictures go through one by one so that only the culprit fails.
+void runModelsOnGroup(const std::vector<LoadedModel>& models, const std::vector<cv::Mat>& images,
+                      const std::vector<std::size_t>& slots, std::vector<FrameResult>& frames,
+                      std::vector<InputOutcome>& outcomes, const std::vector<BoundingBox>& userBoxes) {
+  auto noteBoxes = [&](std::size_t slot, const std::string& source) {
+    if (!source.empty()) outcomes[slot].personBoxSource = source;
+  };
+  for (const LoadedModel& m : models) {
+    std::vector<cv::Mat> batchImages;
+    std::vector<FrameResult*> batchFrames;
+    std::vector<std::size_t> batchSlots;
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      if (!outcomes[slots[k]].error.empty()) continue;
+      batchImages.push_back(images[k]);
+      batchFrames.push_back(&frames[slots[k]]);
+      batchSlots.push_back(slots[k]);
+    }
+    if (batchImages.empty()) return;
+    try {
+      const auto sources = analyzeTaskBatch(m.model, batchImages, batchFrames, m.inputSize, userBoxes);
+      for (std::size_t k = 0; k < batchSlots.size(); ++k) noteBoxes(batchSlots[k], sources[k]);
+      continue;
+    } catch (const std::exception& e) {
+      if (batchImages.size() == 1) {
+        outcomes[batchSlots.front()].error = e.what();
+        logger().error("{}: {}", outcomes[batchSlots.front()].input, e.what());
+        continue;
+      }
+      logger().warn("{} on {} pictures at once failed ({}); running them one by one", taskName(m.task),
+                    batchImages.size(), e.what());
+    }
+    for (std::size_t k = 0; k < batchSlots.size(); ++k) {
+      try {
+        noteBoxes(batchSlots[k],
+                  analyzeTask(m.model, batchImages[k], *batchFrames[k], m.inputSize, userBoxes));
+      } catch (const std::exception& e) {
+        outcomes[batchSlots[k]].error = e.what();
+        logger().error("{}: {}", outcomes[batchSlots[k]].input, e.what());
+      }
+    }
+  }
+}
+
+}  // namespace
 
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks) {
   const auto started = std::chrono::steady_clock::now();
@@ -239,37 +297,53 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   manifest["tool"] = "sapiens-cli " + versionString();
   manifest["device"] = models.front().model.device().str();
   manifest["dtype"] = computeDtypeName(models.front().model.dtype());
+  manifest["batch_size"] = std::max<std::size_t>(1, options.batchSize);
   manifest["models"] = nlohmann::json::array();
   for (auto& m : models) manifest["models"].push_back(describeModel(m));
   manifest["task_errors"] = summary.taskErrors;
   summary.manifestPath = (fs::path(options.outputDir) / "results.json").string();
 
   const std::vector<PlannedInput> planned = planInputs(options.inputs, options.outputDir);
-  for (std::size_t i = 0; i < planned.size(); ++i) {
+  const std::size_t batchSize = std::max<std::size_t>(1, options.batchSize);
+  for (std::size_t first = 0; first < planned.size(); first += batchSize) {
     if (callbacks.isCancelled && callbacks.isCancelled()) {
       summary.cancelled = true;
-      logger().warn("cancelled after {} of {} pictures", i, planned.size());
+      logger().warn("cancelled after {} of {} pictures", first, planned.size());
       break;
     }
-    if (callbacks.onProgress) callbacks.onProgress({i, planned.size(), planned[i].path});
-    InputOutcome outcome;
-    outcome.input = planned[i].path;
-    try {
-      const cv::Mat bgr = readImageBgr(planned[i].path);
-      FrameResult frame;
-      for (const LoadedModel& m : models) {
-        const std::string boxSource = analyzeTask(m.model, bgr, frame, m.inputSize, options.personBoxes);
-        if (!boxSource.empty()) outcome.personBoxSource = boxSource;
+    if (callbacks.onProgress) callbacks.onProgress({first, planned.size(), planned[first].path});
+    const std::size_t end = std::min(planned.size(), first + batchSize);
+    std::vector<InputOutcome> outcomes(end - first);
+    std::vector<cv::Mat> images;
+    std::vector<FrameResult> frames(end - first);
+    std::vector<std::size_t> readable;  // indices into outcomes/frames of pictures that decoded
+    for (std::size_t i = first; i < end; ++i) {
+      InputOutcome& outcome = outcomes[i - first];
+      outcome.input = planned[i].path;
+      try {
+        images.push_back(readImageBgr(planned[i].path));
+        readable.push_back(i - first);
+      } catch (const std::exception& e) {
+        outcome.error = e.what();
+        logger().error("{}: {}", planned[i].path, e.what());
       }
-      outcome.inferenceMs = frame.inferenceMs;
-      const std::string imageName = fs::path(planned[i].path).filename().string();
-      exportResults(frame, bgr, planned[i].outputStem, imageName, options, outcome);
-      outcome.ok = true;
-    } catch (const std::exception& e) {
-      outcome.error = e.what();
-      logger().error("{}: {}", planned[i].path, e.what());
     }
-    summary.inputs.push_back(std::move(outcome));
+    runModelsOnGroup(models, images, readable, frames, outcomes, options.personBoxes);
+    for (std::size_t k = 0; k < readable.size(); ++k) {
+      const std::size_t slot = readable[k];
+      InputOutcome& outcome = outcomes[slot];
+      if (!outcome.error.empty()) continue;
+      try {
+        outcome.inferenceMs = frames[slot].inferenceMs;
+        const std::string imageName = fs::path(outcome.input).filename().string();
+        exportResults(frames[slot], images[k], planned[first + slot].outputStem, imageName, options, outcome);
+        outcome.ok = true;
+      } catch (const std::exception& e) {
+        outcome.error = e.what();
+        logger().error("{}: {}", outcome.input, e.what());
+      }
+    }
+    for (InputOutcome& outcome : outcomes) summary.inputs.push_back(std::move(outcome));
   }
   if (callbacks.onProgress) callbacks.onProgress({planned.size(), planned.size(), ""});
 

@@ -26,25 +26,41 @@ cv::Size sizeOf(const cv::Mat& image) {
   return cv::Size(image.cols, image.rows);
 }
 
-}  // namespace
+// Every picture pre-processed by `prepare` (to exactly `size`) into one (N, 3, H, W) batch.
+template <class Prepare>
+at::Tensor inputBatch(const std::vector<cv::Mat>& images, InputSize size, Prepare prepare) {
+  at::Tensor input = at::empty({static_cast<std::int64_t>(images.size()), 3, size.height, size.width},
+                               at::TensorOptions().dtype(at::kFloat));
+  for (std::size_t i = 0; i < images.size(); ++i)
+    normalizeImageInto(prepare(i, images[i]), input, static_cast<std::int64_t>(i));
+  return input;
+}
 
-std::vector<PoseInstance> estimatePoses(const Model& model, const cv::Mat& bgr,
-                                        std::vector<BoundingBox> boxes, const PoseOptions& options) {
+std::vector<std::vector<PoseInstance>> posesOf(const Model& model, const std::vector<cv::Mat>& images,
+                                               const std::vector<std::vector<BoundingBox>>& boxesPerImage,
+                                               const PoseOptions& options) {
   requireTask(model, Task::Pose, "estimatePoses");
-  const bool wholePicture = boxes.empty();
-  if (wholePicture) {
-    boxes.push_back(
-        BoundingBox{0.0f, 0.0f, static_cast<float>(bgr.cols - 1), static_cast<float>(bgr.rows - 1)});
-  }
+  struct Person {
+    std::size_t image;
+    BoundingBox box;
+    bool wholePicture;
+    PoseCrop crop;
+  };
   const InputSize size = options.inputSize;
-  const auto count = static_cast<std::int64_t>(boxes.size());
-  std::vector<PoseCrop> crops;
-  crops.reserve(boxes.size());
-  at::Tensor input = at::empty({count, 3, size.height, size.width}, at::TensorOptions().dtype(at::kFloat));
-  for (std::int64_t i = 0; i < count; ++i) {
-    crops.push_back(poseCropFor(boxes[static_cast<std::size_t>(i)], size));
-    normalizeImageInto(warpPoseCrop(bgr, crops.back(), size), input, i);
+  std::vector<Person> people;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const cv::Mat& bgr = images[i];
+    if (boxesPerImage[i].empty()) {
+      const BoundingBox whole{0.0f, 0.0f, static_cast<float>(bgr.cols - 1), static_cast<float>(bgr.rows - 1)};
+      people.push_back({i, whole, true, poseCropFor(whole, size)});
+    }
+    for (const BoundingBox& box : boxesPerImage[i]) people.push_back({i, box, false, poseCropFor(box, size)});
   }
+  std::vector<cv::Mat> crops;
+  crops.reserve(people.size());
+  for (const Person& person : people) crops.push_back(warpPoseCrop(images[person.image], person.crop, size));
+  const auto count = static_cast<std::int64_t>(people.size());
+  at::Tensor input = inputBatch(crops, size, [](std::size_t, const cv::Mat& crop) { return crop; });
   if (options.flipTest) input = at::cat({input, input.flip({3})}, 0);
   const at::Tensor output = model.forward(input).get("pose_heatmaps");
   at::Tensor heatmaps = output.narrow(0, 0, count);
@@ -53,19 +69,93 @@ std::vector<PoseInstance> estimatePoses(const Model& model, const cv::Mat& bgr,
     heatmaps = averageFlipTest(heatmaps, output.narrow(0, count, count), flipIndices);
   }
 
-  std::vector<PoseInstance> poses(boxes.size());
+  std::vector<std::vector<PoseInstance>> poses(images.size());
   for (std::int64_t i = 0; i < count; ++i) {
+    const Person& person = people[static_cast<std::size_t>(i)];
     const DecodedKeypoints decoded = decodeUdpHeatmaps(heatmaps[i], size, options.refinement);
-    PoseInstance& pose = poses[static_cast<std::size_t>(i)];
-    pose.bbox = boxes[static_cast<std::size_t>(i)];
-    pose.bboxSource = wholePicture ? "full-image" : "user";
+    PoseInstance pose;
+    pose.bbox = person.box;
+    pose.bboxSource = person.wholePicture ? "full-image" : "user";
     pose.scores = decoded.scores;
     pose.keypoints.reserve(decoded.inputPixels.size());
-    for (const auto& point : decoded.inputPixels) {
-      pose.keypoints.push_back(inputToImage(point, crops[static_cast<std::size_t>(i)], size));
-    }
+    for (const auto& point : decoded.inputPixels)
+      pose.keypoints.push_back(inputToImage(point, person.crop, size));
+    poses[person.image].push_back(std::move(pose));
   }
   return poses;
+}
+
+std::vector<cv::Mat> segLabelsOf(const Model& model, const std::vector<cv::Mat>& images,
+                                 InputSize inputSize) {
+  requireTask(model, Task::Seg, "segmentImage");
+  const at::Tensor input = inputBatch(
+      images, inputSize, [&](std::size_t, const cv::Mat& bgr) { return stretchToInput(bgr, inputSize); });
+  const at::Tensor logits = model.forward(input).get("seg_logits");
+  std::vector<cv::Mat> labels;
+  for (std::size_t i = 0; i < images.size(); ++i)
+    labels.push_back(segLabels(batchItem(logits, static_cast<std::int64_t>(i)), sizeOf(images[i])).labels);
+  return labels;
+}
+
+// Letterboxes every picture and runs the model once; `images` and `letterboxes` correspond.
+ModelOutputs letterboxedForward(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
+                                std::vector<Letterbox>& letterboxes) {
+  letterboxes.clear();
+  for (const cv::Mat& bgr : images) letterboxes.push_back(letterboxToInput(bgr, inputSize));
+  return model.forward(
+      inputBatch(images, inputSize, [&](std::size_t i, const cv::Mat&) { return letterboxes[i].image; }));
+}
+
+std::vector<cv::Mat> normalsOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize) {
+  requireTask(model, Task::Normal, "estimateNormals");
+  std::vector<Letterbox> letterboxes;
+  const at::Tensor normals = letterboxedForward(model, images, inputSize, letterboxes).get("normal");
+  std::vector<cv::Mat> out;
+  for (std::size_t i = 0; i < images.size(); ++i)
+    out.push_back(normalImage(batchItem(normals, static_cast<std::int64_t>(i)), letterboxes[i].padding,
+                              sizeOf(images[i])));
+  return out;
+}
+
+std::vector<cv::Mat> albedoOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize) {
+  requireTask(model, Task::Albedo, "estimateAlbedo");
+  std::vector<Letterbox> letterboxes;
+  const at::Tensor albedo = letterboxedForward(model, images, inputSize, letterboxes).get("albedo");
+  std::vector<cv::Mat> out;
+  for (std::size_t i = 0; i < images.size(); ++i)
+    out.push_back(albedoImage(batchItem(albedo, static_cast<std::int64_t>(i)), letterboxes[i].padding,
+                              sizeOf(images[i])));
+  return out;
+}
+
+std::vector<PointmapEstimate> pointmapsOf(const Model& model, const std::vector<cv::Mat>& images,
+                                          InputSize inputSize) {
+  requireTask(model, Task::Pointmap, "estimatePointmap");
+  std::vector<Letterbox> letterboxes;
+  const ModelOutputs outputs = letterboxedForward(model, images, inputSize, letterboxes);
+  const at::Tensor scales = outputs.get("scale").reshape({-1});
+  const at::Tensor& pointmaps = outputs.get("pointmap");
+  std::vector<PointmapEstimate> out(images.size());
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const auto item = static_cast<std::int64_t>(i);
+    const at::Tensor scale = scales.narrow(0, item, 1);
+    PointmapEstimate& estimate = out[i];
+    estimate.metric = pointmapImage(metricPointmap(batchItem(pointmaps, item), scale), letterboxes[i].padding,
+                                    sizeOf(images[i]));
+    estimate.scale = scale.to(at::kCPU, at::kFloat).item<float>();
+    if (std::isfinite(estimate.scale) && estimate.scale > 0.0f) {
+      estimate.intrinsics =
+          intrinsicsFromScale(estimate.scale, letterboxes[i].padding, inputSize, sizeOf(images[i]));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PoseInstance> estimatePoses(const Model& model, const cv::Mat& bgr,
+                                        std::vector<BoundingBox> boxes, const PoseOptions& options) {
+  return posesOf(model, {bgr}, {std::move(boxes)}, options).front();
 }
 
 SegResult segmentImage(const Model& model, const cv::Mat& bgr, InputSize inputSize, bool withProbabilities) {
@@ -76,65 +166,76 @@ SegResult segmentImage(const Model& model, const cv::Mat& bgr, InputSize inputSi
 }
 
 cv::Mat estimateNormals(const Model& model, const cv::Mat& bgr, InputSize inputSize) {
-  requireTask(model, Task::Normal, "estimateNormals");
-  const Letterbox letterbox = letterboxToInput(bgr, inputSize);
-  const at::Tensor normals = model.forward(normalizeImage(letterbox.image)).get("normal");
-  return normalImage(normals, letterbox.padding, sizeOf(bgr));
+  return normalsOf(model, {bgr}, inputSize).front();
 }
 
 cv::Mat estimateAlbedo(const Model& model, const cv::Mat& bgr, InputSize inputSize) {
-  requireTask(model, Task::Albedo, "estimateAlbedo");
-  const Letterbox letterbox = letterboxToInput(bgr, inputSize);
-  const at::Tensor albedo = model.forward(normalizeImage(letterbox.image)).get("albedo");
-  return albedoImage(albedo, letterbox.padding, sizeOf(bgr));
+  return albedoOf(model, {bgr}, inputSize).front();
 }
 
 PointmapEstimate estimatePointmap(const Model& model, const cv::Mat& bgr, InputSize inputSize) {
-  requireTask(model, Task::Pointmap, "estimatePointmap");
-  const Letterbox letterbox = letterboxToInput(bgr, inputSize);
-  const ModelOutputs outputs = model.forward(normalizeImage(letterbox.image));
-  const at::Tensor& scale = outputs.get("scale");
-  PointmapEstimate estimate;
-  estimate.metric =
-      pointmapImage(metricPointmap(outputs.get("pointmap"), scale), letterbox.padding, sizeOf(bgr));
-  estimate.scale = scale.to(at::kCPU, at::kFloat).flatten()[0].item<float>();
-  if (std::isfinite(estimate.scale) && estimate.scale > 0.0f) {
-    estimate.intrinsics = intrinsicsFromScale(estimate.scale, letterbox.padding, inputSize, sizeOf(bgr));
-  }
-  return estimate;
+  return pointmapsOf(model, {bgr}, inputSize).front();
 }
 
-void analyzeImage(const Model& model, const cv::Mat& bgr, FrameResult& frame,
-                  const AnalysisOptions& options) {
+void analyzeImages(const Model& model, const std::vector<cv::Mat>& images,
+                   const std::vector<FrameResult*>& frames, const AnalysisOptions& options,
+                   const std::vector<std::vector<BoundingBox>>& personBoxes) {
+  if (frames.size() != images.size() || (!personBoxes.empty() && personBoxes.size() != images.size())) {
+    throw std::invalid_argument(fmt::format("analyzeImages: {} pictures, {} frames and {} box lists",
+                                            images.size(), frames.size(), personBoxes.size()));
+  }
+  if (images.empty()) return;
   const auto start = std::chrono::steady_clock::now();
-  frame.width = bgr.cols;
-  frame.height = bgr.rows;
   switch (model.task()) {
     case Task::Backbone:
       throw std::invalid_argument(fmt::format("analyzeImage: {} is a backbone without a task head",
                                               model.source().empty() ? "the model" : model.source()));
-    case Task::Pose:
-      frame.poses = estimatePoses(model, bgr, options.personBoxes, options.pose);
+    case Task::Pose: {
+      const auto poses =
+          posesOf(model, images,
+                  personBoxes.empty() ? std::vector<std::vector<BoundingBox>>(images.size()) : personBoxes,
+                  options.pose);
+      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->poses = poses[i];
       break;
-    case Task::Seg:
-      frame.segLabels = segmentImage(model, bgr, options.inputSize).labels;
+    }
+    case Task::Seg: {
+      const auto labels = segLabelsOf(model, images, options.inputSize);
+      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->segLabels = labels[i];
       break;
-    case Task::Normal:
-      frame.normal = estimateNormals(model, bgr, options.inputSize);
+    }
+    case Task::Normal: {
+      const auto normals = normalsOf(model, images, options.inputSize);
+      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->normal = normals[i];
       break;
-    case Task::Albedo:
-      frame.albedo = estimateAlbedo(model, bgr, options.inputSize);
+    }
+    case Task::Albedo: {
+      const auto albedo = albedoOf(model, images, options.inputSize);
+      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->albedo = albedo[i];
       break;
+    }
     case Task::Pointmap: {
-      PointmapEstimate estimate = estimatePointmap(model, bgr, options.inputSize);
-      frame.pointmap = estimate.metric;
-      frame.pointmapScale = estimate.scale;
-      frame.intrinsics = estimate.intrinsics;
+      const auto estimates = pointmapsOf(model, images, options.inputSize);
+      for (std::size_t i = 0; i < images.size(); ++i) {
+        frames[i]->pointmap = estimates[i].metric;
+        frames[i]->pointmapScale = estimates[i].scale;
+        frames[i]->intrinsics = estimates[i].intrinsics;
+      }
       break;
     }
   }
-  frame.inferenceMs[model.task()] =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double share =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+      static_cast<double>(images.size());
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    frames[i]->width = images[i].cols;
+    frames[i]->height = images[i].rows;
+    frames[i]->inferenceMs[model.task()] = share;
+  }
+}
+
+void analyzeImage(const Model& model, const cv::Mat& bgr, FrameResult& frame,
+                  const AnalysisOptions& options) {
+  analyzeImages(model, {bgr}, {&frame}, options, {options.personBoxes});
 }
 
 }  // namespace sapiens

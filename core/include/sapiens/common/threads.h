@@ -1,8 +1,10 @@
 #pragma once
 // CPU threading policy. LibTorch on Debian starts with one intra-op thread on this class of machine;
-// we default to all cores. libgomp reads OMP_WAIT_POLICY only when it is loaded, and its default
-// (spinning) slowed a small loop ~50x under load, so executables re-exec themselves once with
-// OMP_WAIT_POLICY=PASSIVE before anything else runs (see ensurePassiveOpenMpWait).
+// we default to all cores. Two thread pools share those cores: libgomp's (LibTorch's element-wise ops)
+// and OpenBLAS's (matrix products). Each spins after its work by default and steals the cores from the
+// other: libgomp's spinning slowed a small loop ~50x under load, OpenBLAS's sched_yield loop cost ~8% of
+// a forward pass. Both libraries read their policy only when they are loaded, so executables re-exec
+// themselves once with the variables set (see ensureThreadPoolWaitPolicy).
 
 namespace sapiens::threads {
 
@@ -14,9 +16,9 @@ int configure(int n);
 /// Current intra-op thread count.
 int current();
 
-/// Call first thing in main(). If OMP_WAIT_POLICY is unset, sets it to PASSIVE and re-executes the
-/// program (same argv) so that libgomp sees it. Does nothing when SAPIENS_NO_REEXEC is set or the
-/// variable is already set. Returns only if no re-exec happened.
-void ensurePassiveOpenMpWait(int argc, char** argv);
+/// Call first thing in main(). Sets OMP_WAIT_POLICY=PASSIVE and OPENBLAS_THREAD_TIMEOUT=4 where unset
+/// and, if it set either, re-executes the program (same argv) so that the libraries see them. Does
+/// nothing when SAPIENS_NO_REEXEC is set. Returns only if no re-exec happened.
+void ensureThreadPoolWaitPolicy(int argc, char** argv);
 
 }  // namespace sapiens::threads

@@ -28,6 +28,7 @@ struct BatchRunOptions {
   std::string device = "auto";
   std::string dtype;                   ///< "" = the device's default (fp32 CPU, bf16 CUDA)
   std::optional<InputSize> inputSize;  ///< default: 768 x 1024, or what the checkpoint fixes
+  std::size_t batchSize = 1;           ///< pictures per forward pass (memory grows with it)
 
   float keypointThreshold = 0.3f;
   std::vector<BoundingBox> personBoxes;  ///< user boxes for pose, applied to every picture
@@ -79,6 +80,11 @@ InputSize defaultInputSize(const class Model& model);
 /// detector, else the whole picture; every pose records that source, which is returned ("" otherwise).
 std::string analyzeTask(const class Model& model, const cv::Mat& bgr, FrameResult& frame, InputSize inputSize,
                         const std::vector<BoundingBox>& userBoxes = {});
+
+/// analyzeTask for several pictures with one forward pass (analyzeImages); the box source per picture.
+std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::vector<cv::Mat>& images,
+                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
+                                          const std::vector<BoundingBox>& userBoxes = {});
 
 /// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
 /// per-picture and per-task problems are in the summary and the manifest.

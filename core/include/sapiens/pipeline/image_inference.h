@@ -62,4 +62,13 @@ struct AnalysisOptions {
 void analyzeImage(const Model& model, const cv::Mat& bgr, FrameResult& frame,
                   const AnalysisOptions& options = {});
 
+/// analyzeImage for several pictures with one forward pass: the pictures (for pose, every person crop of
+/// every picture) are stacked on the batch dimension. frames[i] receives images[i]'s results, equal to
+/// analyzeImage's up to the float rounding of larger matrix products; its inferenceMs is the batch's
+/// wall time divided by the number of pictures. personBoxes: one list per picture (pose only; empty =
+/// the whole picture); options.personBoxes is ignored.
+void analyzeImages(const Model& model, const std::vector<cv::Mat>& images,
+                   const std::vector<FrameResult*>& frames, const AnalysisOptions& options,
+                   const std::vector<std::vector<BoundingBox>>& personBoxes = {});
+
 }  // namespace sapiens
