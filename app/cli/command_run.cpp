@@ -3,8 +3,10 @@
 #include "cli_command.h"
 
 #include "sapiens/common/log.h"
+#include "sapiens/media/image_io.h"
 #include "sapiens/pipeline/batch_run.h"
 #include "sapiens/pipeline/person_boxes.h"
+#include "sapiens/pipeline/video_run.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -39,6 +42,13 @@ struct RunArgs {
   std::string ply = "binary";
   bool plyFaces = false;
   bool noOverlay = false;
+  // Videos and cameras
+  std::string camera;
+  std::string frames;
+  std::int64_t every = 1;
+  std::int64_t maxFrames = -1;
+  std::string videoOut;
+  bool smooth = false;
 };
 
 std::vector<Task> parseTaskList(const std::string& text) {
@@ -100,7 +110,106 @@ void showProgress(const BatchProgress& p, bool terminal) {
   std::fflush(stderr);
 }
 
+// START:END with either side optional ("100:", ":250", "10:20").
+FrameSelection parseFrameRange(const std::string& text, std::int64_t every, std::int64_t maxFrames) {
+  FrameSelection s;
+  s.every = every;
+  s.maxFrames = maxFrames;
+  if (text.empty()) return s;
+  const auto colon = text.find(':');
+  auto number = [&](const std::string& part, std::int64_t fallback) -> std::int64_t {
+    if (part.empty()) return fallback;
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != part.size() || v < 0)
+      throw CLI::ValidationError("--frames", "'" + text + "' is not START:END with frame numbers >= 0");
+    return v;
+  };
+  if (colon == std::string::npos)
+    throw CLI::ValidationError("--frames", "'" + text + "' is not START:END (e.g. 100:250, 100:, :250)");
+  s.first = number(text.substr(0, colon), 0);
+  s.end = number(text.substr(colon + 1), -1);
+  if (s.end >= 0 && s.end <= s.first)
+    throw CLI::ValidationError("--frames", "'" + text + "': END must be after START");
+  return s;
+}
+
+bool isVideoInput(const std::vector<std::string>& inputs) {
+  if (inputs.size() != 1) return false;
+  std::error_code ec;
+  const std::string& input = inputs.front();
+  return !std::filesystem::is_directory(input, ec) && !hasImageExtension(input) &&
+         std::filesystem::is_regular_file(input, ec);
+}
+
+void showVideoProgress(const VideoRunProgress& p, bool terminal) {
+  const FramePipelineStats& s = p.stats;
+  const double fps = s.framesPerSecond();
+  std::string eta = "?";
+  if (p.expectedFrames > 0 && fps > 0) {
+    const auto left = static_cast<long long>((p.expectedFrames - s.processed) / fps);
+    eta = fmt::format("{}:{:02d}", left / 60, left % 60);
+  }
+  const std::string line =
+      p.expectedFrames > 0
+          ? fmt::format("{}/{} frames  {:.2f} frames/s  ETA {}", s.processed, p.expectedFrames, fps, eta)
+          : fmt::format("{} frames  {:.2f} frames/s  {} dropped  latency {:.0f} ms", s.processed, fps,
+                        s.dropped, s.meanLatencyMs);
+  if (terminal)
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+  else if (s.processed % 25 == 1)
+    std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
+  VideoRunOptions options;
+  options.input = a.camera.empty() ? a.inputs.front() : a.camera;
+  options.models.tasks = batch.tasks;
+  options.models.modelPaths = batch.modelPaths;
+  options.models.modelDir = batch.modelDir;
+  options.models.size = batch.size;
+  options.models.device = batch.device;
+  options.models.dtype = batch.dtype;
+  options.models.inputSize = batch.inputSize;
+  options.outputDir = batch.outputDir;
+  options.videoOut = a.videoOut;
+  options.annotatedVideo = !a.noOverlay || !a.videoOut.empty();
+  options.selection = parseFrameRange(a.frames, a.every, a.maxFrames);
+  options.batchSize = batch.batchSize;
+  options.smooth = a.smooth;
+  options.keypointThreshold = batch.keypointThreshold;
+  options.personBoxes = batch.personBoxes;
+  options.plyEncoding = batch.plyEncoding;
+
+  const bool terminal = isatty(STDERR_FILENO);
+  VideoRunCallbacks callbacks;
+  callbacks.onProgress = [terminal](const VideoRunProgress& p) { showVideoProgress(p, terminal); };
+  callbacks.isCancelled = [] { return interrupted.load(); };
+  const VideoRunSummary summary = runVideo(options, callbacks);
+  if (terminal) std::fprintf(stderr, "\n");
+  const FramePipelineStats& s = summary.stats;
+  std::cout << fmt::format("run: {} frame(s) processed, {:.2f} frames/s", s.processed, s.framesPerSecond());
+  if (s.dropped) std::cout << ", " << s.dropped << " dropped";
+  if (!summary.annotatedVideo.empty())
+    std::cout << "; video " << summary.annotatedVideo << " (" << summary.encoder << ")";
+  if (s.cancelled) std::cout << " (cancelled)";
+  std::cout << "; manifest " << summary.manifestPath << "\n";
+  for (const auto& e : summary.taskErrors) std::cerr << "task failed: " << e << "\n";
+  if (!s.error.empty()) {
+    std::cerr << "failed (" << s.failedStage << "): " << s.error << "\n";
+    return s.processed > 0 ? kPartial : kFailure;
+  }
+  return !summary.taskErrors.empty() || s.cancelled ? kPartial : kOk;
+}
+
 int runRun(const RunArgs& a) {
+  if (a.inputs.empty() == a.camera.empty())
+    throw CLI::ValidationError("inputs", "give pictures, folders or one video file, or --camera DEVICE");
   BatchRunOptions options;
   options.inputs = a.inputs;
   options.tasks = parseTaskList(a.tasks);
@@ -121,6 +230,10 @@ int runRun(const RunArgs& a) {
   options.overlays = !a.noOverlay;
 
   std::signal(SIGINT, [](int) { interrupted = true; });
+  if (!a.camera.empty() || isVideoInput(a.inputs)) return runVideoCommand(a, options);
+  if (!a.frames.empty() || !a.videoOut.empty() || a.smooth || a.every != 1 || a.maxFrames >= 0)
+    throw CLI::ValidationError("--frames/--every/--max-frames/--video-out/--smooth",
+                               "only apply to one video file or --camera");
   const bool terminal = isatty(STDERR_FILENO);
   BatchCallbacks callbacks;
   callbacks.onProgress = [terminal](const BatchProgress& p) { showProgress(p, terminal); };
@@ -148,7 +261,15 @@ int runRun(const RunArgs& a) {
 CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   auto a = std::make_shared<RunArgs>();
   auto* sub = app.add_subcommand("run", "Run task models on pictures and export every result");
-  sub->add_option("inputs", a->inputs, "Image files or folders (searched recursively, sorted)")->required();
+  sub->add_option("inputs", a->inputs,
+                  "Image files or folders (searched recursively, sorted), or one video file");
+  sub->add_option("--camera", a->camera, "Run on a live camera (e.g. /dev/video0) until Ctrl+C");
+  sub->add_option("--frames", a->frames, "Video frames START:END (END exclusive; either may be omitted)");
+  sub->add_option("--every", a->every, "Video: process every N-th frame")->check(CLI::PositiveNumber);
+  sub->add_option("--max-frames", a->maxFrames, "Video: stop after N frames")->check(CLI::NonNegativeNumber);
+  sub->add_option("--video-out", a->videoOut,
+                  "Video: the annotated video (default OUTPUT/STEM.annotated.mp4)");
+  sub->add_flag("--smooth", a->smooth, "Video: temporal smoothing (One-Euro keypoints, edge-aware maps)");
   sub->add_option("--task", a->tasks, "Comma-separated: pose,seg,normal,albedo,pointmap")
       ->capture_default_str();
   sub->add_option("-o,--output", a->output, "Output folder")->required();

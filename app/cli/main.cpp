@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
     if (sub->parsed()) {
       try {
         return action();
+      } catch (const CLI::Error& e) {  // option values only checked once the command runs
+        logger().error("{}", e.what());
+        return cli::kUsage;
       } catch (const std::exception& e) {
         logger().error("{}", e.what());
         return cli::kFailure;

@@ -20,8 +20,10 @@
 #include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/model.h"
+#include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/image_inference.h"
 #include "sapiens/pipeline/person_boxes.h"
+#include "sapiens/pipeline/task_models.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,14 +37,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr Task kTaskOrder[] = {Task::Seg, Task::Pose, Task::Normal, Task::Albedo, Task::Pointmap};
-
-struct LoadedModel {
-  Task task;
-  std::string path;
-  Model model;
-  InputSize inputSize;
-};
+using LoadedModel = LoadedTaskModel;
 
 struct PlannedInput {
   std::string path;
@@ -74,65 +69,6 @@ std::vector<PlannedInput> planInputs(const std::vector<std::string>& inputs, con
   return planned;
 }
 
-nlohmann::json describeModel(const LoadedModel& m) {
-  const Architecture& arch = m.model.architecture();
-  auto official = officialName(arch);
-  return {{"task", std::string(taskName(m.task))},
-          {"path", m.path},
-          {"architecture", official ? *official : "custom"},
-          {"backbone", describeBackbone(arch.backbone)},
-          {"head", describeHead(arch.task, arch.head)},
-          {"input_size", {m.inputSize.height, m.inputSize.width}}};
-}
-
-void exportResults(const FrameResult& frame, const cv::Mat& bgr, const std::string& stem,
-                   const std::string& imageName, const BatchRunOptions& options, InputOutcome& outcome) {
-  fs::create_directories(fs::path(stem).parent_path());
-  auto out = [&](const std::string& kind, const std::string& suffix) {
-    std::string path = stem + suffix;
-    outcome.outputs[kind] = path;
-    return path;
-  };
-  if (frame.has(Task::Seg)) {
-    writeLabelPng(out("seg", ".seg.png"), frame.segLabels);
-    if (options.overlays)
-      writeSegmentationOverlay(out("seg_overlay", ".seg_overlay.png"), bgr, frame.segLabels, seg29());
-  }
-  if (frame.has(Task::Pose)) {
-    KeypointPredictions predictions;
-    predictions.imageHeight = frame.height;
-    predictions.imageWidth = frame.width;
-    predictions.numKeypoints = static_cast<int>(keypoints308().size());
-    predictions.keypointThreshold = options.keypointThreshold;
-    predictions.frames.push_back({imageName, frame.poses});
-    writeKeypointsJson(out("pose", ".pose.json"), predictions);
-    writeCocoKeypoints(out("pose_coco", ".pose.coco.json"), predictions, keypoints308());
-    if (options.overlays) {
-      cv::Mat overlay = bgr.clone();
-      drawPoses(overlay, frame.poses, keypoints308(),
-                poseDrawStyleFor(overlay.size(), options.keypointThreshold));
-      writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay);
-    }
-  }
-  const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
-  if (frame.has(Task::Normal)) {
-    writeNormalPng(out("normal", ".normal.png"), frame.normal, foreground);
-    writeNpy(out("normal_npy", ".normal.npy"), frame.normal);
-  }
-  if (frame.has(Task::Albedo)) {
-    writeAlbedoPng(out("albedo", ".albedo.png"), frame.albedo, foreground);
-    writeNpy(out("albedo_npy", ".albedo.npy"), frame.albedo);
-  }
-  if (frame.has(Task::Pointmap)) {
-    writeNpy(out("pointmap_npy", ".pointmap.npy"), frame.pointmap);
-    writeDepthPng(out("depth", ".depth.png"), frame.pointmap, foreground);
-    if (exrWritingSupported()) writeExr(out("pointmap_exr", ".pointmap.exr"), frame.pointmap);
-    PointCloudOptions cloudOptions;
-    cloudOptions.withFaces = options.plyFaces;
-    writePly(out("ply", ".ply"), buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding);
-  }
-}
-
 }  // namespace
 
 std::size_t BatchSummary::failedCount() const {
@@ -143,26 +79,6 @@ std::vector<std::string> expandInputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> files;
   for (auto& p : planInputs(inputs, "")) files.push_back(p.path);
   return files;
-}
-
-InputSize defaultInputSize(const Model& model) {
-  const Architecture& arch = model.architecture();
-  const InputSize official{768, 1024};
-  if (arch.task != Task::Pointmap || arch.head.scaleMlp.empty() || arch.head.scaleConvChannels.empty())
-    return official;
-  // The scale branch flattens (channels x grid) after stride-2 1x1 convolutions: ceil(n / 2) per layer.
-  const int cells = arch.head.scaleMlp.front() / arch.head.scaleConvChannels.back();
-  const int patch =
-      arch.backbone.patchSize * (arch.backbone.tokenizer.layers > 0 ? arch.backbone.tokenizer.windowSize : 1);
-  auto cellsFor = [&](int m) {
-    int h = 4 * m, w = 3 * m;
-    for (size_t i = 0; i < arch.head.scaleConvChannels.size(); ++i) h = (h + 1) / 2, w = (w + 1) / 2;
-    return h * w;
-  };
-  if (cellsFor(16) == cells) return official;
-  for (int m = 1; m <= 256; ++m)
-    if (cellsFor(m) == cells) return {3 * m * patch, 4 * m * patch};
-  return official;
 }
 
 std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
@@ -254,43 +170,18 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   if (ec || !fs::is_directory(options.outputDir))
     throw IoError("cannot create the output folder " + options.outputDir + ": " + ec.message());
 
-  const std::string modelDir = options.modelDir.empty() ? paths::checkpointRoot() : options.modelDir;
-  ModelOptions modelOptions;
-  modelOptions.device = options.device;
-  if (!options.dtype.empty()) modelOptions.dtype = parseComputeDtype(options.dtype);
-
-  std::vector<LoadedModel> models;
-  for (Task task : kTaskOrder) {
-    if (std::find(options.tasks.begin(), options.tasks.end(), task) == options.tasks.end()) continue;
-    std::string path;
-    if (auto it = options.modelPaths.find(task); it != options.modelPaths.end()) {
-      path = it->second;
-    } else {
-      CheckpointSearch search = findCheckpoint(modelDir, task, options.size);
-      if (!search.found) {
-        summary.taskErrors.push_back("no " + std::string(taskName(task)) + " checkpoint found under " +
-                                     modelDir + " (looked for " + search.looked.front() +
-                                     " and other official sizes)");
-        logger().error("{}", summary.taskErrors.back());
-        continue;
-      }
-      path = *search.found;
-    }
-    try {
-      ModelOptions o = modelOptions;
-      o.expectedTask = task;
-      Model model = Model::load(path, o);
-      InputSize size = options.inputSize ? *options.inputSize : defaultInputSize(model);
-      logger().info("{} model: {} ({}, {} on {})", taskName(task), path,
-                    officialName(model.architecture()).value_or("custom architecture"),
-                    computeDtypeName(model.dtype()), model.device().str());
-      models.push_back({task, path, std::move(model), size});
-      summary.tasksRun.push_back(task);
-    } catch (const std::exception& e) {
-      summary.taskErrors.push_back(std::string(taskName(task)) + ": " + e.what());
-      logger().error("{}", summary.taskErrors.back());
-    }
-  }
+  TaskModelRequest request;
+  request.tasks = options.tasks;
+  request.modelPaths = options.modelPaths;
+  request.modelDir = options.modelDir;
+  request.size = options.size;
+  request.device = options.device;
+  request.dtype = options.dtype;
+  request.inputSize = options.inputSize;
+  LoadedTaskModels loaded = loadTaskModels(request);
+  std::vector<LoadedModel>& models = loaded.models;
+  summary.taskErrors = loaded.errors;
+  for (const LoadedModel& m : models) summary.tasksRun.push_back(m.task);
   if (models.empty()) throw std::runtime_error("no model could be loaded: " + summary.taskErrors.front());
 
   nlohmann::json manifest;
@@ -299,7 +190,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   manifest["dtype"] = computeDtypeName(models.front().model.dtype());
   manifest["batch_size"] = std::max<std::size_t>(1, options.batchSize);
   manifest["models"] = nlohmann::json::array();
-  for (auto& m : models) manifest["models"].push_back(describeModel(m));
+  for (auto& m : models) manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
   manifest["task_errors"] = summary.taskErrors;
   summary.manifestPath = (fs::path(options.outputDir) / "results.json").string();
 
@@ -336,7 +227,13 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       try {
         outcome.inferenceMs = frames[slot].inferenceMs;
         const std::string imageName = fs::path(outcome.input).filename().string();
-        exportResults(frames[slot], images[k], planned[first + slot].outputStem, imageName, options, outcome);
+        FrameExportOptions exportOptions;
+        exportOptions.overlays = options.overlays;
+        exportOptions.keypointThreshold = options.keypointThreshold;
+        exportOptions.plyEncoding = options.plyEncoding;
+        exportOptions.plyFaces = options.plyFaces;
+        outcome.outputs =
+            exportFrame(frames[slot], images[k], planned[first + slot].outputStem, imageName, exportOptions);
         outcome.ok = true;
       } catch (const std::exception& e) {
         outcome.error = e.what();

@@ -7,6 +7,7 @@
 #include "sapiens/model/task.h"
 #include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/preprocess.h"
+#include "sapiens/pipeline/task_models.h"
 
 #include <cstddef>
 #include <functional>
@@ -70,10 +71,6 @@ struct BatchSummary {
 /// Expands folders into their images (recursive, sorted); files are kept as given, missing ones too
 /// (they fail when read, with their own message).
 std::vector<std::string> expandInputs(const std::vector<std::string>& inputs);
-
-/// The default network input for a model: 768 x 1024, unless the pointmap scale branch fixes another
-/// token grid (its first linear layer's width), then the 3:4 size that gives that grid.
-InputSize defaultInputSize(const class Model& model);
 
 /// One task model on one picture, into `frame` (analyzeImage at `inputSize`). For pose the person boxes
 /// come from choosePersonBoxes: `userBoxes`, else the frame's segmentation when seg already ran, else the

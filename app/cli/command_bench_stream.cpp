@@ -1,0 +1,180 @@
+// sapiens-cli bench-stream: how close the frame pipeline comes to its slowest stage. Each stage is
+// timed alone on the same frames (decode; analyse = pre-processing, forward, post-processing; sink =
+// annotated picture + video encoding), then the whole pipeline; the figure is the end-to-end rate over
+// the slowest stage's rate (1.00 = the other stages are completely hidden behind it).
+
+#include "cli_command.h"
+
+#include "sapiens/media/frame_source.h"
+#include "sapiens/media/video_writer.h"
+#include "sapiens/pipeline/batch_run.h"
+#include "sapiens/pipeline/frame_export.h"
+#include "sapiens/pipeline/frame_pipeline.h"
+#include "sapiens/pipeline/task_models.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include <unistd.h>
+
+namespace sapiens::cli {
+namespace {
+
+struct BenchStreamOptions {
+  std::string video;
+  std::string task = "seg";
+  std::string model;
+  std::string inputSize;
+  std::string device = "auto";
+  std::int64_t frames = 12;
+  std::size_t batch = 1;
+  bool json = false;
+};
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::vector<Frame> decodeFrames(const std::string& path, std::int64_t count) {
+  std::unique_ptr<FrameSource> source = openFrameSource(path);
+  std::vector<Frame> frames;
+  while (static_cast<std::int64_t>(frames.size()) < count) {
+    std::optional<Frame> frame = source->next();
+    if (!frame) break;
+    frames.push_back(std::move(*frame));
+  }
+  return frames;
+}
+
+int runBenchStream(const BenchStreamOptions& o) {
+  const std::optional<Task> task = parseTask(o.task);
+  if (!task || *task == Task::Backbone)
+    throw CLI::ValidationError("--task", "pose, seg, normal, albedo or pointmap");
+  TaskModelRequest request;
+  request.tasks = {*task};
+  request.modelPaths[*task] = o.model;
+  request.device = o.device;
+  if (!o.inputSize.empty()) {
+    int h = 0, w = 0;
+    if (std::sscanf(o.inputSize.c_str(), "%dx%d", &h, &w) != 2 || h <= 0 || w <= 0)
+      throw CLI::ValidationError("--input-size", "'" + o.inputSize + "' is not HxW");
+    request.inputSize = InputSize{w, h};
+  }
+  LoadedTaskModels loaded = loadTaskModels(request);
+  if (loaded.models.empty()) throw std::runtime_error(loaded.errors.front());
+  const LoadedTaskModel& m = loaded.models.front();
+  const SourceInfo info = openFrameSource(o.video)->info();
+  const std::string tempVideo =
+      (std::filesystem::temp_directory_path() / fmt::format("sapiens-bench-stream-{}.mp4", ::getpid()))
+          .string();
+
+  // Decode alone.
+  auto t0 = Clock::now();
+  const std::vector<Frame> frames = decodeFrames(o.video, o.frames);
+  const double decodeSeconds = secondsSince(t0);
+  if (frames.empty()) throw std::runtime_error(o.video + ": no frame decoded");
+  const auto n = static_cast<double>(frames.size());
+
+  // Analyse alone, on frames already in memory, in batches as the pipeline would.
+  std::vector<FrameResult> results(frames.size());
+  t0 = Clock::now();
+  for (std::size_t first = 0; first < frames.size(); first += std::max<std::size_t>(1, o.batch)) {
+    std::vector<cv::Mat> images;
+    std::vector<FrameResult*> outs;
+    for (std::size_t i = first; i < std::min(frames.size(), first + std::max<std::size_t>(1, o.batch)); ++i) {
+      images.push_back(frames[i].bgr);
+      outs.push_back(&results[i]);
+    }
+    analyzeTaskBatch(m.model, images, outs, m.inputSize);
+  }
+  const double analyseSeconds = secondsSince(t0);
+
+  // Sink alone: annotated pictures into a video.
+  auto openWriter = [&] {
+    VideoWriterOptions w;
+    w.width = frames.front().bgr.cols;
+    w.height = frames.front().bgr.rows;
+    w.fps = info.fps > 0 ? info.fps : 25;
+    w.timeBase = info.timeBase;
+    return std::make_unique<VideoWriter>(tempVideo, w);
+  };
+  t0 = Clock::now();
+  {
+    auto writer = openWriter();
+    for (std::size_t i = 0; i < frames.size(); ++i)
+      writer->write(annotatedPicture(results[i], frames[i].bgr, 0.3f), frames[i].timestampSeconds);
+    writer->finish();
+  }
+  const double sinkSeconds = secondsSince(t0);
+
+  // The whole pipeline on the same frames.
+  std::unique_ptr<FrameSource> source = openFrameSource(o.video);
+  FramePipelineOptions pipeline;
+  pipeline.models = {{&m.model, m.inputSize}};
+  pipeline.batchSize = o.batch;
+  pipeline.selection.maxFrames = static_cast<std::int64_t>(frames.size());
+  std::unique_ptr<VideoWriter> writer = openWriter();
+  FramePipelineCallbacks callbacks;
+  callbacks.sink = [&](ProcessedFrame& p) {
+    writer->write(annotatedPicture(p.result, p.frame.bgr, 0.3f), p.frame.timestampSeconds);
+  };
+  const FramePipelineStats stats = runFramePipeline(*source, pipeline, callbacks);
+  writer->finish();
+  std::filesystem::remove(tempVideo);
+  if (!stats.error.empty()) throw std::runtime_error(stats.failedStage + ": " + stats.error);
+
+  const double decodeFps = n / decodeSeconds, analyseFps = n / analyseSeconds, sinkFps = n / sinkSeconds;
+  const double slowest = std::min({decodeFps, analyseFps, sinkFps});
+  const double endToEnd = static_cast<double>(stats.processed) / stats.wallSeconds;
+  const double ratio = endToEnd / slowest;
+  if (o.json) {
+    nlohmann::json j = {{"video", o.video},
+                        {"frames", frames.size()},
+                        {"task", o.task},
+                        {"model", o.model},
+                        {"batch", o.batch},
+                        {"decode_fps", decodeFps},
+                        {"analyse_fps", analyseFps},
+                        {"sink_fps", sinkFps},
+                        {"end_to_end_fps", endToEnd},
+                        {"slowest_stage_fps", slowest},
+                        {"ratio", ratio}};
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("frame pipeline  %s  %zu frames %dx%d  %s model  input %dx%d  batch %zu\n", o.video.c_str(),
+                frames.size(), frames.front().bgr.cols, frames.front().bgr.rows, o.task.c_str(),
+                m.inputSize.height, m.inputSize.width, o.batch);
+    std::printf("  decode alone     %10.2f frames/s\n", decodeFps);
+    std::printf("  analyse alone    %10.2f frames/s\n", analyseFps);
+    std::printf("  sink alone       %10.2f frames/s (annotate + encode)\n", sinkFps);
+    std::printf("  end to end       %10.2f frames/s\n", endToEnd);
+    std::printf("  ratio            %10.2f x the slowest stage (1.00 = the others fully hidden)\n", ratio);
+  }
+  return kOk;
+}
+
+CliCommand benchStreamCommand("bench-stream", [](CLI::App& app) -> CommandAction {
+  auto o = std::make_shared<BenchStreamOptions>();
+  auto* sub =
+      app.add_subcommand("bench-stream", "Throughput of the video pipeline against its slowest stage alone");
+  sub->add_option("video", o->video, "A video file")->required();
+  sub->add_option("--task", o->task, "pose, seg, normal, albedo or pointmap")->capture_default_str();
+  sub->add_option("--model", o->model, "Checkpoint of that task")->required();
+  sub->add_option("--input-size", o->inputSize, "Network input HxW (default: the model's)");
+  sub->add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  sub->add_option("--frames", o->frames, "Frames to time")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--batch", o->batch, "Frames per forward pass")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--json", o->json, "One JSON object on stdout");
+  return [o] { return runBenchStream(*o); };
+});
+
+}  // namespace
+}  // namespace sapiens::cli

@@ -1,0 +1,39 @@
+#pragma once
+// Every result of one picture (or video frame) written next to a stem, through the core exporters:
+// STEM.seg.png, STEM.seg_overlay.png, STEM.pose.json, STEM.pose.coco.json, STEM.pose_overlay.png,
+// STEM.normal.png/.npy, STEM.albedo.png/.npy, STEM.pointmap.npy (+ .exr), STEM.depth.png, STEM.ply.
+
+#include "sapiens/export/map_png.h"
+#include "sapiens/export/ply.h"
+#include "sapiens/pipeline/frame_result.h"
+
+#include <opencv2/core/mat.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace sapiens {
+
+struct FrameExportOptions {
+  bool overlays = true;   ///< STEM.seg_overlay.png and STEM.pose_overlay.png
+  bool poseFiles = true;  ///< STEM.pose.json and STEM.pose.coco.json (videos write one file per video)
+  float keypointThreshold = 0.3f;
+  PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
+  bool plyFaces = false;
+  std::optional<DepthRange> depthRange;  ///< of the depth picture; default: the frame's own
+};
+
+/// Writes the files (atomically, folders created) and returns them by kind: "seg", "seg_overlay", "pose",
+/// "pose_coco", "pose_overlay", "normal", "normal_npy", "albedo", "albedo_npy", "pointmap_npy",
+/// "pointmap_exr", "depth", "ply". `imageName` goes into the keypoint files. Throws on a write error.
+std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
+                                               const std::string& stem, const std::string& imageName,
+                                               const FrameExportOptions& options);
+
+/// The picture with its results drawn over it, as the annotated video shows it: the part mask blended,
+/// then the people's skeletons and boxes. With neither seg nor pose, the first of normal, albedo and depth
+/// as a picture; with nothing, the picture itself.
+cv::Mat annotatedPicture(const FrameResult& frame, const cv::Mat& bgr, float keypointThreshold);
+
+}  // namespace sapiens

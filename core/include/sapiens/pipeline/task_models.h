@@ -1,0 +1,47 @@
+#pragma once
+// The task models of a run, loaded once: explicit checkpoints, else the official layout under a model
+// folder. A model that cannot be found or loaded fails its task only, with a sentence saying why.
+
+#include "sapiens/model/model.h"
+#include "sapiens/model/task.h"
+#include "sapiens/pipeline/preprocess.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sapiens {
+
+struct TaskModelRequest {
+  std::vector<Task> tasks;
+  std::map<Task, std::string> modelPaths;  ///< explicit checkpoints; others are looked up in modelDir
+  std::string modelDir;                    ///< default: paths::checkpointRoot()
+  std::string size = "0.4b";               ///< preferred official size when looking up
+  std::string device = "auto";
+  std::string dtype;                   ///< "" = the device's default (fp32 CPU, bf16 CUDA)
+  std::optional<InputSize> inputSize;  ///< default: defaultInputSize(model)
+};
+
+struct LoadedTaskModel {
+  Task task;
+  std::string path;
+  Model model;
+  InputSize inputSize;
+};
+
+struct LoadedTaskModels {
+  std::vector<LoadedTaskModel> models;  ///< in dependency order: seg, pose, normal, albedo, pointmap
+  std::vector<std::string> errors;      ///< one sentence per task that could not load
+};
+
+LoadedTaskModels loadTaskModels(const TaskModelRequest& request);
+
+/// The default network input for a model: 768 x 1024, unless the pointmap scale branch fixes another
+/// token grid (its first linear layer's width), then the 3:4 size that gives that grid.
+InputSize defaultInputSize(const Model& model);
+
+/// {"task", "path", "architecture", "backbone", "head", "input_size"} for manifests, as JSON text.
+std::string describeTaskModelJson(const LoadedTaskModel& model);
+
+}  // namespace sapiens

@@ -1,0 +1,59 @@
+#pragma once
+// `sapiens-cli run VIDEO` and `--camera` as a library call: one video file or camera through the task
+// models with the frame pipeline, written as an annotated video (same frame times as the input), the
+// per-video keypoints JSON (official layout, one frames[] entry per frame), per-frame masks and maps in
+// STEM_frames/, numbered PLY files for pointmaps, and a results.json manifest. Whatever was processed
+// before a failure or a cancel is written and valid.
+
+#include "sapiens/export/ply.h"
+#include "sapiens/pipeline/frame_pipeline.h"
+#include "sapiens/pipeline/task_models.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sapiens {
+
+struct VideoRunOptions {
+  std::string input;  ///< a video file or a camera device (/dev/videoN)
+  TaskModelRequest models;
+  std::string outputDir;
+  std::string videoOut;  ///< annotated video; "" = outputDir/STEM.annotated.mp4
+  bool annotatedVideo = true;
+  bool perFrameFiles = true;  ///< masks, maps and PLYs per frame in STEM_frames/
+  FrameSelection selection;
+  std::size_t batchSize = 1;
+  bool smooth = false;
+  float keypointThreshold = 0.3f;
+  std::vector<BoundingBox> personBoxes;
+  PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
+};
+
+struct VideoRunProgress {
+  FramePipelineStats stats;
+  std::int64_t expectedFrames = -1;  ///< after the selection; -1 unknown (cameras)
+};
+
+struct VideoRunCallbacks {
+  std::function<void(const VideoRunProgress&)> onProgress;
+  std::function<bool()> isCancelled;
+};
+
+struct VideoRunSummary {
+  FramePipelineStats stats;
+  std::vector<std::string> taskErrors;
+  std::string annotatedVideo;  ///< "" when none was written
+  std::string encoder;
+  std::string keypointsJson;
+  std::string manifestPath;
+};
+
+/// Throws for what stops everything before a frame is read (no model loads, the input cannot be opened,
+/// the output folder cannot be made); later problems are in the summary's stats.
+VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks& callbacks = {});
+
+/// Frames the selection keeps out of `frameCount` (-1 when unknown).
+std::int64_t selectedFrameCount(const FrameSelection& selection, std::int64_t frameCount);
+
+}  // namespace sapiens

@@ -1,0 +1,285 @@
+#include "sapiens/media/video_writer.h"
+
+#include "media/ffmpeg_handles.h"
+#include "sapiens/common/log.h"
+
+extern "C" {
+#include <libavutil/opt.h>
+}
+
+#include <opencv2/core.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace sapiens {
+
+using namespace media_detail;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A unique empty file beside `path`, hidden, so that a rename never crosses file systems.
+std::string createTemporaryBeside(const std::string& path) {
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string pattern = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(pattern.data());
+  if (fd < 0)
+    throw MediaError(path, std::string("cannot create a file in its folder: ") + std::strerror(errno));
+  ::close(fd);
+  return pattern;
+}
+
+void syncPath(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+struct VideoWriter::State {
+  std::string path;
+  std::string tempPath;
+  VideoWriterOptions options;
+  std::string encoderName;
+  OutputContext muxer;
+  CodecContext encoder;
+  AVStream* stream = nullptr;
+  FramePtr picture = allocateFrame();
+  PacketPtr packet = allocatePacket();
+  ScaleContext scaler;
+  int codedWidth = 0;
+  int codedHeight = 0;
+  std::int64_t lastPts = AV_NOPTS_VALUE;
+  std::int64_t written = 0;
+  bool headerWritten = false;
+  bool finished = false;
+
+  MediaError error(const std::string& what, int code) const {
+    return MediaError(path, what + " (" + errorText(code) + ")");
+  }
+
+  void drain() {
+    for (;;) {
+      int result = avcodec_receive_packet(encoder.get(), packet.get());
+      if (result == AVERROR(EAGAIN) || result == AVERROR_EOF) return;
+      if (result < 0) throw error("cannot encode", result);
+      av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
+      packet->stream_index = stream->index;
+      result = av_interleaved_write_frame(muxer.get(), packet.get());
+      if (result < 0) throw error("cannot write", result);
+      if (muxer->pb && muxer->pb->error < 0) throw error("cannot write", muxer->pb->error);
+    }
+  }
+
+  void removeTemporary() {
+    muxer.reset();
+    if (!tempPath.empty()) {
+      std::error_code ec;
+      fs::remove(tempPath, ec);
+    }
+  }
+};
+
+VideoWriter::VideoWriter(const std::string& path, const VideoWriterOptions& options)
+    : state_(std::make_unique<State>()) {
+  routeFfmpegLogs();
+  State& s = *state_;
+  s.path = path;
+  s.options = options;
+  if (options.width < 2 || options.height < 2) throw MediaError(path, "video size must be at least 2x2");
+  if (!(options.fps > 0)) throw MediaError(path, "frame rate must be positive");
+  s.codedWidth = options.width + (options.width & 1);
+  s.codedHeight = options.height + (options.height & 1);
+
+  const AVOutputFormat* container = av_guess_format(nullptr, path.c_str(), nullptr);
+  if (!container) throw MediaError(path, "no container format for this file name (use .mp4, .mkv, .mov)");
+
+  const AVCodec* codec = nullptr;
+  if (!options.encoder.empty()) {
+    codec = avcodec_find_encoder_by_name(options.encoder.c_str());
+    if (!codec) throw MediaError(path, "this FFmpeg has no encoder " + options.encoder);
+  } else {
+    codec = avcodec_find_encoder_by_name("libx264");
+    if (!codec) {
+      codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
+      if (!codec) throw MediaError(path, "this FFmpeg has neither an H.264 nor an MPEG-4 encoder");
+      logger().warn("{}: no H.264 encoder in this FFmpeg; writing MPEG-4 Part 2 instead", path);
+    }
+  }
+  s.encoderName = codec->name;
+
+  AVRational timeBase{options.timeBase.numerator, options.timeBase.denominator};
+  if (timeBase.num <= 0 || timeBase.den <= 0) timeBase = av_inv_q(av_d2q(options.fps, 1001000));
+  if (codec->id == AV_CODEC_ID_MPEG4 && timeBase.den > 65535) {  // the standard's limit
+    const AVRational exact = timeBase;
+    av_reduce(&timeBase.num, &timeBase.den, exact.num, exact.den, 65535);
+    logger().warn("{}: MPEG-4 cannot use the time base {}/{}; timestamps rounded to {}/{}", path, exact.num,
+                  exact.den, timeBase.num, timeBase.den);
+  }
+
+  s.tempPath = createTemporaryBeside(path);
+  try {
+    AVFormatContext* raw = nullptr;
+    int result = avformat_alloc_output_context2(&raw, container, nullptr, s.tempPath.c_str());
+    if (result < 0 || !raw) throw s.error("cannot set up the container", result);
+    s.muxer.reset(raw);
+    s.stream = avformat_new_stream(s.muxer.get(), nullptr);
+    if (!s.stream) throw std::bad_alloc();
+
+    s.encoder.reset(avcodec_alloc_context3(codec));
+    if (!s.encoder) throw std::bad_alloc();
+    AVCodecContext& e = *s.encoder;
+    e.width = s.codedWidth;
+    e.height = s.codedHeight;
+    e.sample_aspect_ratio = {1, 1};
+    e.pix_fmt = AV_PIX_FMT_YUV420P;
+    e.time_base = timeBase;
+    e.framerate = av_d2q(options.fps, 1001000);
+    e.gop_size = options.keyframeInterval > 0 ? options.keyframeInterval
+                                              : std::max(1, static_cast<int>(std::lround(2 * options.fps)));
+    e.color_range = AVCOL_RANGE_MPEG;  // what swscale's default BGR -> YUV conversion produces
+    e.colorspace = AVCOL_SPC_SMPTE170M;
+    e.color_primaries = AVCOL_PRI_BT709;
+    e.color_trc = AVCOL_TRC_BT709;
+    e.thread_count = 0;
+    if (s.muxer->oformat->flags & AVFMT_GLOBALHEADER) e.flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    AVDictionary* settings = nullptr;
+    if (s.encoderName == "libx264") {
+      av_dict_set(&settings, "preset", "veryfast", 0);
+      av_dict_set_int(&settings, "crf", std::clamp(options.quality, 0, 51), 0);
+    } else {
+      // CRF 20 ~ q 3; each 6 CRF steps double the quantiser.
+      const double q = std::clamp(3.0 * std::pow(2.0, (options.quality - 20) / 6.0), 1.0, 31.0);
+      e.flags |= AV_CODEC_FLAG_QSCALE;
+      e.global_quality = static_cast<int>(std::lround(FF_QP2LAMBDA * q));
+      e.max_b_frames = 0;
+    }
+    result = avcodec_open2(s.encoder.get(), codec, &settings);
+    av_dict_free(&settings);
+    if (result < 0) throw s.error(std::string("cannot open the ") + s.encoderName + " encoder", result);
+    result = avcodec_parameters_from_context(s.stream->codecpar, s.encoder.get());
+    if (result < 0) throw s.error("cannot set up the stream", result);
+    s.stream->time_base = e.time_base;
+    s.stream->avg_frame_rate = e.framerate;
+
+    if (!(s.muxer->oformat->flags & AVFMT_NOFILE)) {
+      result = avio_open(&s.muxer->pb, s.tempPath.c_str(), AVIO_FLAG_WRITE);
+      if (result < 0) throw s.error("cannot open for writing", result);
+    }
+    AVDictionary* muxerSettings = nullptr;
+    // The index goes to the front: players start at once, and a cut-off copy still plays up to the cut.
+    if (std::strcmp(container->name, "mp4") == 0 || std::strcmp(container->name, "mov") == 0)
+      av_dict_set(&muxerSettings, "movflags", "+faststart", 0);
+    result = avformat_write_header(s.muxer.get(), &muxerSettings);
+    av_dict_free(&muxerSettings);
+    if (result < 0) throw s.error("cannot write the header", result);
+    s.headerWritten = true;
+
+    s.picture->format = AV_PIX_FMT_YUV420P;
+    s.picture->width = s.codedWidth;
+    s.picture->height = s.codedHeight;
+    result = av_frame_get_buffer(s.picture.get(), 0);
+    if (result < 0) throw s.error("cannot allocate a frame", result);
+    s.scaler.reset(sws_getContext(s.codedWidth, s.codedHeight, AV_PIX_FMT_BGR24, s.codedWidth, s.codedHeight,
+                                  AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr,
+                                  nullptr));
+    if (!s.scaler) throw MediaError(path, "cannot set up the colour conversion");
+  } catch (...) {
+    s.encoder.reset();
+    s.removeTemporary();
+    throw;
+  }
+  logger().info("{}: encoding {}x{} at {:.3f} fps with {} (time base {}/{})", path, options.width,
+                options.height, options.fps, s.encoderName, timeBase.num, timeBase.den);
+}
+
+VideoWriter::~VideoWriter() {
+  State& s = *state_;
+  if (s.finished) return;
+  s.encoder.reset();
+  s.removeTemporary();
+  if (s.written > 0) logger().info("{}: not finished; {} frames discarded", s.path, s.written);
+}
+
+void VideoWriter::write(const cv::Mat& bgr, double timestampSeconds) {
+  State& s = *state_;
+  if (s.finished) throw MediaError(s.path, "write after finish");
+  if (bgr.type() != CV_8UC3 || bgr.cols != s.options.width || bgr.rows != s.options.height)
+    throw MediaError(s.path, "frame " + std::to_string(s.written) + " is " + std::to_string(bgr.cols) + "x" +
+                                 std::to_string(bgr.rows) + " (type " + std::to_string(bgr.type()) +
+                                 "), not " + std::to_string(s.options.width) + "x" +
+                                 std::to_string(s.options.height) + " BGR");
+  const AVRational tb = s.encoder->time_base;
+  const auto pts = static_cast<std::int64_t>(std::llround(timestampSeconds * tb.den / tb.num));
+  if (s.lastPts != AV_NOPTS_VALUE && pts <= s.lastPts)
+    throw MediaError(s.path, "frame " + std::to_string(s.written) + " at " +
+                                 std::to_string(timestampSeconds) +
+                                 " s does not come after the previous frame");
+
+  cv::Mat source = bgr;
+  if (s.codedWidth != bgr.cols || s.codedHeight != bgr.rows)
+    cv::copyMakeBorder(bgr, source, 0, s.codedHeight - bgr.rows, 0, s.codedWidth - bgr.cols,
+                       cv::BORDER_REPLICATE);
+  if (!source.isContinuous()) source = source.clone();
+  int result = av_frame_make_writable(s.picture.get());
+  if (result < 0) throw s.error("cannot allocate a frame", result);
+  const uint8_t* planes[4] = {source.data, nullptr, nullptr, nullptr};
+  const int strides[4] = {static_cast<int>(source.step), 0, 0, 0};
+  sws_scale(s.scaler.get(), planes, strides, 0, s.codedHeight, s.picture->data, s.picture->linesize);
+  s.picture->pts = pts;
+  result = avcodec_send_frame(s.encoder.get(), s.picture.get());
+  if (result < 0) throw s.error("cannot encode frame " + std::to_string(s.written), result);
+  s.drain();
+  s.lastPts = pts;
+  ++s.written;
+}
+
+void VideoWriter::finish() {
+  State& s = *state_;
+  if (s.finished) return;
+  int result = avcodec_send_frame(s.encoder.get(), nullptr);
+  if (result < 0) throw s.error("cannot flush the encoder", result);
+  s.drain();
+  result = av_write_trailer(s.muxer.get());
+  if (result < 0) throw s.error("cannot write the index", result);
+  if (s.muxer->pb) {
+    avio_flush(s.muxer->pb);
+    const int pending = s.muxer->pb->error;
+    result = avio_closep(&s.muxer->pb);
+    if (pending < 0) throw s.error("cannot write", pending);
+    if (result < 0) throw s.error("cannot close", result);
+  }
+  syncPath(s.tempPath, O_RDONLY);
+  std::error_code ec;
+  fs::rename(s.tempPath, s.path, ec);
+  if (ec) throw MediaError(s.path, "cannot rename the finished file into place: " + ec.message());
+  const fs::path folder = fs::path(s.path).has_parent_path() ? fs::path(s.path).parent_path() : fs::path(".");
+  syncPath(folder.string(), O_RDONLY | O_DIRECTORY);
+  s.finished = true;
+  s.tempPath.clear();
+  logger().info("{}: {} frames written with {}", s.path, s.written, s.encoderName);
+}
+
+const std::string& VideoWriter::encoderName() const {
+  return state_->encoderName;
+}
+std::int64_t VideoWriter::framesWritten() const {
+  return state_->written;
+}
+const std::string& VideoWriter::path() const {
+  return state_->path;
+}
+
+}  // namespace sapiens

@@ -1,0 +1,85 @@
+#include "sapiens/pipeline/frame_export.h"
+
+#include "sapiens/export/coco_keypoints.h"
+#include "sapiens/export/exr.h"
+#include "sapiens/export/image_file.h"
+#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/keypoints_json.h"
+#include "sapiens/export/mask_png.h"
+#include "sapiens/export/npy.h"
+#include "sapiens/export/overlay.h"
+#include "sapiens/export/point_cloud.h"
+#include "sapiens/export/seg_classes.h"
+
+#include <filesystem>
+
+namespace sapiens {
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
+                                               const std::string& stem, const std::string& imageName,
+                                               const FrameExportOptions& options) {
+  std::map<std::string, std::string> outputs;
+  fs::create_directories(fs::path(stem).parent_path());
+  auto out = [&](const std::string& kind, const std::string& suffix) {
+    std::string path = stem + suffix;
+    outputs[kind] = path;
+    return path;
+  };
+  if (frame.has(Task::Seg)) {
+    writeLabelPng(out("seg", ".seg.png"), frame.segLabels);
+    if (options.overlays)
+      writeSegmentationOverlay(out("seg_overlay", ".seg_overlay.png"), bgr, frame.segLabels, seg29());
+  }
+  if (frame.has(Task::Pose) && options.poseFiles) {
+    KeypointPredictions predictions;
+    predictions.imageHeight = frame.height;
+    predictions.imageWidth = frame.width;
+    predictions.numKeypoints = static_cast<int>(keypoints308().size());
+    predictions.keypointThreshold = options.keypointThreshold;
+    predictions.frames.push_back({imageName, frame.poses});
+    writeKeypointsJson(out("pose", ".pose.json"), predictions);
+    writeCocoKeypoints(out("pose_coco", ".pose.coco.json"), predictions, keypoints308());
+    if (options.overlays) {
+      cv::Mat overlay = bgr.clone();
+      drawPoses(overlay, frame.poses, keypoints308(),
+                poseDrawStyleFor(overlay.size(), options.keypointThreshold));
+      writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay);
+    }
+  }
+  const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
+  if (frame.has(Task::Normal)) {
+    writeNormalPng(out("normal", ".normal.png"), frame.normal, foreground);
+    writeNpy(out("normal_npy", ".normal.npy"), frame.normal);
+  }
+  if (frame.has(Task::Albedo)) {
+    writeAlbedoPng(out("albedo", ".albedo.png"), frame.albedo, foreground);
+    writeNpy(out("albedo_npy", ".albedo.npy"), frame.albedo);
+  }
+  if (frame.has(Task::Pointmap)) {
+    writeNpy(out("pointmap_npy", ".pointmap.npy"), frame.pointmap);
+    writeDepthPng(out("depth", ".depth.png"), frame.pointmap, foreground, options.depthRange);
+    if (exrWritingSupported()) writeExr(out("pointmap_exr", ".pointmap.exr"), frame.pointmap);
+    PointCloudOptions cloudOptions;
+    cloudOptions.withFaces = options.plyFaces;
+    writePly(out("ply", ".ply"), buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding);
+  }
+  return outputs;
+}
+
+cv::Mat annotatedPicture(const FrameResult& frame, const cv::Mat& bgr, float keypointThreshold) {
+  const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
+  if (!frame.has(Task::Seg) && !frame.has(Task::Pose)) {
+    if (frame.has(Task::Normal)) return normalMapImage(frame.normal, foreground);
+    if (frame.has(Task::Albedo)) return albedoImage(frame.albedo, foreground);
+    if (frame.has(Task::Pointmap))
+      return depthImage(frame.pointmap, foreground, foregroundDepthRange(frame.pointmap, foreground));
+    return bgr.clone();
+  }
+  cv::Mat picture = frame.has(Task::Seg) ? segmentationOverlay(bgr, frame.segLabels, seg29()) : bgr.clone();
+  if (frame.has(Task::Pose))
+    drawPoses(picture, frame.poses, keypoints308(), poseDrawStyleFor(picture.size(), keypointThreshold));
+  return picture;
+}
+
+}  // namespace sapiens

@@ -1,0 +1,91 @@
+#include "sapiens/pipeline/task_models.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/common/paths.h"
+#include "sapiens/model/architecture.h"
+#include "sapiens/model/checkpoint_locator.h"
+#include "sapiens/model/compute_options.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace sapiens {
+namespace {
+
+constexpr Task kTaskOrder[] = {Task::Seg, Task::Pose, Task::Normal, Task::Albedo, Task::Pointmap};
+
+}  // namespace
+
+LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
+  LoadedTaskModels out;
+  const std::string modelDir = request.modelDir.empty() ? paths::checkpointRoot() : request.modelDir;
+  ModelOptions modelOptions;
+  modelOptions.device = request.device;
+  if (!request.dtype.empty()) modelOptions.dtype = parseComputeDtype(request.dtype);
+
+  for (Task task : kTaskOrder) {
+    if (std::find(request.tasks.begin(), request.tasks.end(), task) == request.tasks.end()) continue;
+    std::string path;
+    if (auto it = request.modelPaths.find(task); it != request.modelPaths.end()) {
+      path = it->second;
+    } else {
+      CheckpointSearch search = findCheckpoint(modelDir, task, request.size);
+      if (!search.found) {
+        out.errors.push_back("no " + std::string(taskName(task)) + " checkpoint found under " + modelDir +
+                             " (looked for " + search.looked.front() + " and other official sizes)");
+        logger().error("{}", out.errors.back());
+        continue;
+      }
+      path = *search.found;
+    }
+    try {
+      ModelOptions o = modelOptions;
+      o.expectedTask = task;
+      Model model = Model::load(path, o);
+      InputSize size = request.inputSize ? *request.inputSize : defaultInputSize(model);
+      logger().info("{} model: {} ({}, {} on {})", taskName(task), path,
+                    officialName(model.architecture()).value_or("custom architecture"),
+                    computeDtypeName(model.dtype()), model.device().str());
+      out.models.push_back(LoadedTaskModel{task, path, std::move(model), size});
+    } catch (const std::exception& e) {
+      out.errors.push_back(std::string(taskName(task)) + ": " + e.what());
+      logger().error("{}", out.errors.back());
+    }
+  }
+  return out;
+}
+
+std::string describeTaskModelJson(const LoadedTaskModel& m) {
+  const Architecture& arch = m.model.architecture();
+  auto official = officialName(arch);
+  const nlohmann::json j = {{"task", std::string(taskName(m.task))},
+                            {"path", m.path},
+                            {"architecture", official ? *official : "custom"},
+                            {"backbone", describeBackbone(arch.backbone)},
+                            {"head", describeHead(arch.task, arch.head)},
+                            {"input_size", {m.inputSize.height, m.inputSize.width}}};
+  return j.dump();
+}
+
+InputSize defaultInputSize(const Model& model) {
+  const Architecture& arch = model.architecture();
+  const InputSize official{768, 1024};
+  if (arch.task != Task::Pointmap || arch.head.scaleMlp.empty() || arch.head.scaleConvChannels.empty())
+    return official;
+  // The scale branch flattens (channels x grid) after stride-2 1x1 convolutions: ceil(n / 2) per layer.
+  const int cells = arch.head.scaleMlp.front() / arch.head.scaleConvChannels.back();
+  const int patch =
+      arch.backbone.patchSize * (arch.backbone.tokenizer.layers > 0 ? arch.backbone.tokenizer.windowSize : 1);
+  auto cellsFor = [&](int m) {
+    int h = 4 * m, w = 3 * m;
+    for (size_t i = 0; i < arch.head.scaleConvChannels.size(); ++i) h = (h + 1) / 2, w = (w + 1) / 2;
+    return h * w;
+  };
+  if (cellsFor(16) == cells) return official;
+  for (int m = 1; m <= 256; ++m)
+    if (cellsFor(m) == cells) return {3 * m * patch, 4 * m * patch};
+  return official;
+}
+
+}  // namespace sapiens

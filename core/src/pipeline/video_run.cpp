@@ -1,0 +1,159 @@
+#include "sapiens/pipeline/video_run.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/common/version.h"
+#include "sapiens/export/export_error.h"
+#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/keypoints_json.h"
+#include "sapiens/io/atomic_file.h"
+#include "sapiens/media/video_writer.h"
+#include "sapiens/model/compute_options.h"
+#include "sapiens/pipeline/frame_export.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+namespace sapiens {
+namespace fs = std::filesystem;
+
+std::int64_t selectedFrameCount(const FrameSelection& s, std::int64_t frameCount) {
+  if (frameCount < 0) return s.maxFrames;
+  const std::int64_t end = s.end >= 0 ? std::min(s.end, frameCount) : frameCount;
+  std::int64_t n = end > s.first ? (end - s.first + s.every - 1) / s.every : 0;
+  if (s.maxFrames >= 0) n = std::min(n, s.maxFrames);
+  return n;
+}
+
+VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks& callbacks) {
+  VideoRunSummary summary;
+  std::error_code ec;
+  fs::create_directories(options.outputDir, ec);
+  if (ec || !fs::is_directory(options.outputDir))
+    throw IoError("cannot create the output folder " + options.outputDir + ": " + ec.message());
+  LoadedTaskModels loaded = loadTaskModels(options.models);
+  summary.taskErrors = loaded.errors;
+  if (loaded.models.empty()) throw std::runtime_error("no model could be loaded: " + loaded.errors.front());
+
+  std::unique_ptr<FrameSource> source = openFrameSource(options.input);
+  const SourceInfo info = source->info();
+  const std::string stemName = info.live ? "camera" : fs::path(options.input).stem().string();
+  const fs::path stem = fs::path(options.outputDir) / stemName;
+  const fs::path framesDir = fs::path(options.outputDir) / (stemName + "_frames");
+  logger().info("{}: {}x{}, {:.3f} fps, {} frames, {}", options.input, info.width, info.height, info.fps,
+                info.frameCount, info.codec);
+
+  FramePipelineOptions pipeline;
+  for (const LoadedTaskModel& m : loaded.models) pipeline.models.push_back({&m.model, m.inputSize});
+  pipeline.personBoxes = options.personBoxes;
+  pipeline.selection = options.selection;
+  pipeline.batchSize = options.batchSize;
+  if (options.smooth) pipeline.smoothing = SmoothingOptions{};
+
+  KeypointPredictions keypoints;
+  keypoints.video = fs::path(options.input).filename().string();
+  keypoints.numKeypoints = static_cast<int>(keypoints308().size());
+  keypoints.keypointThreshold = options.keypointThreshold;
+  const bool posing = std::any_of(loaded.models.begin(), loaded.models.end(),
+                                  [](const LoadedTaskModel& m) { return m.task == Task::Pose; });
+
+  std::unique_ptr<VideoWriter> writer;
+  const std::string videoPath =
+      options.videoOut.empty() ? stem.string() + ".annotated.mp4" : options.videoOut;
+  std::optional<DepthRange> depthRange;  // one colour scale for the whole video: it only widens
+  FrameExportOptions frameExport;
+  frameExport.overlays = false;
+  frameExport.poseFiles = false;
+  frameExport.keypointThreshold = options.keypointThreshold;
+  frameExport.plyEncoding = options.plyEncoding;
+
+  FramePipelineCallbacks pipelineCallbacks;
+  pipelineCallbacks.isCancelled = callbacks.isCancelled;
+  const std::int64_t expected = selectedFrameCount(options.selection, info.live ? -1 : info.frameCount);
+  pipelineCallbacks.onProgress = [&](const FramePipelineStats& stats) {
+    if (callbacks.onProgress) callbacks.onProgress({stats, expected});
+  };
+  pipelineCallbacks.sink = [&](ProcessedFrame& p) {
+    const FrameResult& r = p.result;
+    const std::string frameName = fmt::format("{:06d}", p.frame.index);
+    if (posing) {
+      keypoints.imageWidth = r.width;
+      keypoints.imageHeight = r.height;
+      keypoints.frames.push_back({frameName, r.poses});
+    }
+    if (options.perFrameFiles) {
+      if (r.has(Task::Pointmap)) {
+        const cv::Mat foreground = r.has(Task::Seg) ? r.segLabels : cv::Mat();
+        if (auto range = foregroundDepthRange(r.pointmap, foreground)) {
+          if (depthRange)
+            depthRange->include(*range);
+          else
+            depthRange = range;
+        }
+        frameExport.depthRange = depthRange;
+      }
+      exportFrame(r, p.frame.bgr, (framesDir / frameName).string(), frameName, frameExport);
+    }
+    if (options.annotatedVideo) {
+      const cv::Mat picture = annotatedPicture(r, p.frame.bgr, options.keypointThreshold);
+      if (!writer) {
+        VideoWriterOptions w;
+        w.width = picture.cols;
+        w.height = picture.rows;
+        w.fps = info.fps > 0 ? info.fps : 25;
+        if (!info.live) w.timeBase = info.timeBase;
+        writer = std::make_unique<VideoWriter>(videoPath, w);
+      }
+      writer->write(picture, p.frame.timestampSeconds);
+    }
+  };
+
+  summary.stats = runFramePipeline(*source, pipeline, pipelineCallbacks);
+
+  // What was processed is kept, whatever ended the run.
+  if (writer) {
+    try {
+      writer->finish();
+      summary.annotatedVideo = writer->path();
+      summary.encoder = writer->encoderName();
+    } catch (const std::exception& e) {
+      logger().error("{}", e.what());
+      if (summary.stats.error.empty()) summary.stats.failedStage = "sink", summary.stats.error = e.what();
+    }
+  }
+  if (posing) {
+    summary.keypointsJson = stem.string() + ".pose.json";
+    writeKeypointsJson(summary.keypointsJson, keypoints);
+  }
+
+  nlohmann::json manifest;
+  manifest["tool"] = "sapiens-cli " + versionString();
+  manifest["input"] = options.input;
+  manifest["source"] = {{"width", info.width},       {"height", info.height}, {"fps", info.fps},
+                        {"frames", info.frameCount}, {"live", info.live},     {"codec", info.codec}};
+  manifest["device"] = loaded.models.front().model.device().str();
+  manifest["dtype"] = computeDtypeName(loaded.models.front().model.dtype());
+  manifest["models"] = nlohmann::json::array();
+  for (const LoadedTaskModel& m : loaded.models)
+    manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
+  manifest["task_errors"] = summary.taskErrors;
+  const FramePipelineStats& s = summary.stats;
+  manifest["frames"] = {
+      {"decoded", s.decoded},       {"processed", s.processed},           {"dropped", s.dropped},
+      {"fps", s.framesPerSecond()}, {"mean_latency_ms", s.meanLatencyMs}, {"max_latency_ms", s.maxLatencyMs}};
+  manifest["outputs"] = {{"annotated_video", summary.annotatedVideo},
+                         {"encoder", summary.encoder},
+                         {"keypoints", summary.keypointsJson},
+                         {"frames_folder", options.perFrameFiles ? framesDir.string() : ""}};
+  manifest["smoothing"] = options.smooth;
+  manifest["cancelled"] = s.cancelled;
+  if (!s.error.empty()) manifest["error"] = {{"stage", s.failedStage}, {"message", s.error}};
+  summary.manifestPath = (fs::path(options.outputDir) / "results.json").string();
+  writeFileAtomically(summary.manifestPath, manifest.dump(2) + "\n");
+  return summary;
+}
+
+}  // namespace sapiens

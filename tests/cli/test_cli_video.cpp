@@ -1,0 +1,155 @@
+// `sapiens-cli run VIDEO`: a video this test encodes (frame numbers drawn into the pixels) through the
+// fixture models; every output read back: the annotated video with libavformat (frames, timestamps), the
+// per-video keypoints JSON, the per-frame files, the manifest.
+
+#include "sapiens/media/frame_number_pattern.h"
+#include "sapiens/media/video_file_source.h"
+#include "sapiens/media/video_writer.h"
+#include "test_support.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <filesystem>
+
+using sapiens::test::fixture;
+using sapiens::test::resource;
+using sapiens::test::runCli;
+
+namespace {
+
+constexpr double kFps = 25;
+
+// The sample picture with the frame number in its top-left corner, `frames` frames at 25 fps.
+QString writeVideo(const QTemporaryDir& dir, int frames, const char* name = "clip.mp4") {
+  const std::string path = (dir.path() + "/" + name).toStdString();
+  cv::Mat sample = cv::imread(resource("samples/astronaut.png"));
+  cv::resize(sample, sample, cv::Size(192, 192), 0, 0, cv::INTER_AREA);
+  sapiens::VideoWriterOptions options;
+  options.width = sample.cols;
+  options.height = sample.rows;
+  options.fps = kFps;
+  options.keyframeInterval = 5;
+  sapiens::VideoWriter writer(path, options);
+  for (int i = 0; i < frames; ++i) {
+    cv::Mat frame = sample.clone();
+    cv::Mat corner = frame(cv::Rect(0, 0, 48, 60));
+    sapiens::drawFrameNumber(corner, i);
+    writer.write(frame, i / kFps);
+  }
+  writer.finish();
+  return QString::fromStdString(path);
+}
+
+QJsonObject readJson(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+QStringList model(const char* task) {
+  return {QString("--%1-model").arg(task),
+          QString::fromStdString(fixture(std::string("golden/") + task + "/model.safetensors"))};
+}
+
+}  // namespace
+
+class CliVideoTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void aVideoGivesAnAnnotatedVideoKeypointsAndFrames() {
+    QTemporaryDir dir;
+    const QString video = writeVideo(dir, 12);
+    const QString out = dir.path() + "/out";
+    auto r = runCli(QStringList{"run", video, "--task", "seg,pose", "--device", "cpu", "--input-size",
+                                "128x96", "--frames", "2:10", "--every", "2", "--smooth", "--output", out} +
+                    model("seg") + model("pose"));
+    QVERIFY2(!r.crashed, qPrintable(r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+
+    // The annotated video: frames 2, 4, 6, 8 at their own times (the reader counts from the first).(the reader counts from the first).
+    sapiens::VideoFileSource annotated((out + "/clip.annotated.mp4").toStdString());
+    std::vector<double> times;
+    while (auto frame = annotated.next()) times.push_back(frame->timestampSeconds);
+    QCOMPARE(times.size(), std::size_t{4});
+    for (std::size_t i = 0; i < times.size(); ++i)
+      QVERIFY(std::abs(times[i] - times[0] - 2.0 * i / kFps) < 1e-3);
+
+    const QJsonObject pose = readJson(out + "/clip.pose.json");
+    QCOMPARE(pose["video"].toString(), QString("clip.mp4"));
+    QCOMPARE(pose["num_keypoints"].toInt(), 308);
+    const QJsonArray frames = pose["frames"].toArray();
+    QCOMPARE(frames.size(), 4);
+    QCOMPARE(frames[0].toObject()["image_name"].toString(), QString("000002"));
+    QCOMPARE(frames[3].toObject()["image_name"].toString(), QString("000008"));
+    QCOMPARE(frames[1].toObject()["instances"].toArray()[0].toObject()["keypoints"].toArray().size(), 308);
+
+    for (const char* name : {"000002", "000004", "000006", "000008"}) {
+      const cv::Mat labels =
+          cv::imread((out + "/clip_frames/" + name + ".seg.png").toStdString(), cv::IMREAD_UNCHANGED);
+      QVERIFY2(labels.rows == 192 && labels.cols == 192, name);
+    }
+    QVERIFY(!QFile::exists(out + "/clip_frames/000003.seg.png"));
+
+    const QJsonObject manifest = readJson(out + "/results.json");
+    QCOMPARE(manifest["frames"].toObject()["processed"].toInt(), 4);
+    QCOMPARE(manifest["smoothing"].toBool(), true);
+  }
+
+  void pointmapFramesBecomeNumberedPlys() {
+    QTemporaryDir dir;
+    const QString video = writeVideo(dir, 3);
+    const QString out = dir.path() + "/out";
+    auto r = runCli(QStringList{"run", video, "--task", "pointmap", "--device", "cpu", "--output", out} +
+                    model("pointmap"));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    for (const char* name : {"000000", "000001", "000002"}) {
+      QVERIFY2(QFile::exists(out + "/clip_frames/" + name + ".ply"), name);
+      QVERIFY2(QFile::exists(out + "/clip_frames/" + name + ".depth.png"), name);
+    }
+  }
+
+  void aTruncatedVideoKeepsWhatWasDone() {
+    QTemporaryDir dir;
+    const QString video = writeVideo(dir, 30, "cut.mkv");
+    std::filesystem::resize_file(video.toStdString(), std::filesystem::file_size(video.toStdString()) / 2);
+    const QString out = dir.path() + "/out";
+    auto r = runCli(QStringList{"run", video, "--task", "seg", "--device", "cpu", "--input-size", "64x48",
+                                "--output", out} +
+                    model("seg"));
+    QVERIFY2(!r.crashed, qPrintable(r.err));
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.contains("cut.mkv") && r.err.contains("decode"), qPrintable(r.err));
+    sapiens::VideoFileSource annotated((out + "/cut.annotated.mp4").toStdString());
+    int count = 0;
+    while (annotated.next()) ++count;
+    const QJsonObject manifest = readJson(out + "/results.json");
+    QVERIFY(count > 0);
+    QCOMPARE(count, manifest["frames"].toObject()["processed"].toInt());
+    QVERIFY(manifest.contains("error"));
+  }
+
+  void videoOptionsAreChecked() {
+    QTemporaryDir dir;
+    auto r = runCli({"run", resource("samples/astronaut.png").c_str(), "--task", "seg", "--output",
+                     dir.path(), "--frames", "5:10"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("video"), qPrintable(r.err));
+    const QString video = writeVideo(dir, 2);
+    r = runCli({"run", video, "--task", "seg", "--output", dir.path(), "--frames", "9:3"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--frames"), qPrintable(r.err));
+    r = runCli({"run", "--task", "seg", "--output", dir.path()});
+    QCOMPARE(r.exitCode, 2);
+  }
+};
+
+QTEST_APPLESS_MAIN(CliVideoTest)
+#include "test_cli_video.moc"
