@@ -100,11 +100,21 @@ int runBench(const BenchOptions& o) {
   const auto opts = at::TensorOptions().dtype(dtype).device(device);
   const at::Tensor a = at::randn({g.m, g.k}, opts), w = at::randn({g.n, g.k}, opts);
   at::linear(a, w);
-  const double gemmSeconds = medianSeconds(5, device, [&] { at::linear(a, w); });
-  const double floorGflops = 2.0 * g.m * g.k * g.n / gemmSeconds / 1e9;
-
   for (int i = 0; i < o.warmup; ++i) model.forward(input);
-  const double seconds = medianSeconds(std::max(1, o.iterations), device, [&] { model.forward(input); });
+  // Floor samples interleaved with the timed forwards: on a shared machine the load drifts, and both
+  // figures must see the same conditions for their ratio to mean anything.
+  std::vector<double> gemmSamples, forwardSamples;
+  for (int i = 0; i < std::max(1, o.iterations); ++i) {
+    gemmSamples.push_back(medianSeconds(3, device, [&] { at::linear(a, w); }));
+    forwardSamples.push_back(medianSeconds(1, device, [&] { model.forward(input); }));
+  }
+  gemmSamples.push_back(medianSeconds(3, device, [&] { at::linear(a, w); }));
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double floorGflops = 2.0 * g.m * g.k * g.n / median(gemmSamples) / 1e9;
+  const double seconds = median(forwardSamples);
   const FlopCount flops = forwardFlops(arch, o.batch, o.height, o.width);
   const double achieved = flops.total() / seconds / 1e9;
   const double floorRatio = floorGflops / achieved;  // = time / (flops / floor rate)
@@ -145,8 +155,8 @@ int runBench(const BenchOptions& o) {
     std::printf("  work           %10.1f GFLOP (attention %.1f; 2 FLOP per multiply-add)\n",
                 flops.total() / 1e9, flops.attention / 1e9);
     std::printf("  achieved       %10.1f GFLOP/s\n", achieved);
-    std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, same run)\n", floorGflops, g.m,
-                g.k, g.n);
+    std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, between the forwards)\n",
+                floorGflops, g.m, g.k, g.n);
     std::printf("  floor ratio    %10.2f x (1.00 = every FLOP at the GEMM rate)\n", floorRatio);
     std::printf("  weights        %10.1f MB, activations %.1f MB (estimated peak)\n", weightBytes / 1e6,
                 activationBytes / 1e6);

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version-like successes keep 0; every bad command line is kUsage, not CLI11's own codes.
+    return app.exit(e) == 0 ? cli::kOk : cli::kUsage;
   }
 
   if (showVersion) {

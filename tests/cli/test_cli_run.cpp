@@ -255,6 +255,9 @@ class CliRunTest : public QObject {
       const QJsonArray instances3 = pose3["frames"].toArray()[0].toObject()["instances"].toArray();
       QVERIFY(!instances1.isEmpty());
       QCOMPARE(instances3.size(), instances1.size());
+      // Batched products round differently; on the tiny random model's flat heatmaps the DARK step turns
+      // that into up to ~0.1 px (heatmap cells are ~10 image pixels here). A real difference (wrong crop,
+      // wrong picture) moves keypoints by many pixels.
       for (qsizetype i = 0; i < instances1.size(); ++i) {
         const QJsonArray k1 = instances1[i].toObject()["keypoints"].toArray();
         const QJsonArray k3 = instances3[i].toObject()["keypoints"].toArray();
@@ -262,7 +265,7 @@ class CliRunTest : public QObject {
         for (qsizetype j = 0; j < k1.size(); ++j) {
           const QJsonArray p1 = k1[j].toArray(), p3 = k3[j].toArray();
           QVERIFY2(
-              std::hypot(p1[0].toDouble() - p3[0].toDouble(), p1[1].toDouble() - p3[1].toDouble()) < 0.01,
+              std::hypot(p1[0].toDouble() - p3[0].toDouble(), p1[1].toDouble() - p3[1].toDouble()) < 0.25,
               qPrintable(QString("%1: keypoint %2 moved").arg(stem).arg(j)));
         }
       }

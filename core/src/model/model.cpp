@@ -133,8 +133,9 @@ Model Model::load(const std::string& path, const ModelOptions& options) {
   return Model(arch, std::move(parameters), device, dtype, path);
 }
 
-ModelOutputs Model::forward(const at::Tensor& input, const ForwardOptions& options) const {
-  const BackboneArch& b = arch_.backbone;
+namespace {
+
+void checkInput(const at::Tensor& input, const BackboneArch& b) {
   const int multiple = b.inputMultiple();
   if (input.dim() != 4 || input.size(1) != 3 || input.size(2) < multiple || input.size(3) < multiple ||
       input.size(2) % multiple != 0 || input.size(3) % multiple != 0) {
@@ -146,6 +147,17 @@ ModelOutputs Model::forward(const at::Tensor& input, const ForwardOptions& optio
     throw ModelRunError(fmt::format("model input must be a floating-point tensor, got {}",
                                     c10::toString(input.scalar_type())));
   }
+}
+
+bool isHeadKey(const std::string& name) {
+  return name.rfind(kHeadPrefix, 0) == 0;
+}
+
+}  // namespace
+
+ModelOutputs Model::forward(const at::Tensor& input, const ForwardOptions& options) const {
+  const BackboneArch& b = arch_.backbone;
+  checkInput(input, b);
   std::optional<c10::InferenceMode> inferenceGuard;
   if (options.inferenceMode) inferenceGuard.emplace();
 
@@ -166,6 +178,69 @@ ModelOutputs Model::forward(const at::Tensor& input, const ForwardOptions& optio
   }
   for (const auto& [name, tensor] : intermediates.all()) outputs.add(name, tensor);
   return outputs;
+}
+
+at::Tensor Model::backboneFeatures(const at::Tensor& input, RopePrecision ropePrecision) const {
+  checkInput(input, arch_.backbone);
+  at::Tensor featmap;
+  {
+    c10::InferenceMode guard;
+    const detail::ParameterAccess backboneParams(parameters_, backbonePrefix(arch_.task));
+    featmap =
+        detail::runBackbone(backboneParams, arch_.backbone, input.to(device_, dtype_), ropePrecision, nullptr)
+            .featmap;
+  }
+  // Outside inference mode the copy is an ordinary tensor that autograd may save for the backward pass.
+  return featmap.clone();
+}
+
+ModelOutputs Model::forwardHead(const at::Tensor& featmap, const ForwardOptions& options) const {
+  if (arch_.task == Task::Backbone)
+    throw ModelRunError("a backbone-only (pretrain) model has no head to run");
+  if (featmap.dim() != 4 || featmap.size(1) != arch_.backbone.embedDim) {
+    throw ModelRunError(fmt::format("the head needs backbone features (B, {}, h, w), got {}",
+                                    arch_.backbone.embedDim, fmt::join(featmap.sizes(), "x")));
+  }
+  std::optional<c10::InferenceMode> inferenceGuard;
+  if (options.inferenceMode) inferenceGuard.emplace();
+  ModelOutputs outputs;
+  detail::runHead(detail::ParameterAccess(parameters_, kHeadPrefix), arch_.task, arch_.head,
+                  featmap.to(device_, dtype_), outputs);
+  return outputs;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> Model::headParameters() const {
+  std::vector<std::pair<std::string, at::Tensor>> head;
+  for (const ParameterSpec& spec : expectedParameters(arch_)) {
+    if (isHeadKey(spec.name)) head.emplace_back(spec.name, parameters_.at(spec.name));
+  }
+  return head;
+}
+
+void Model::setHead(const HeadArch& head, const std::map<std::string, at::Tensor>& tensors,
+                    const std::string& source) {
+  if (arch_.task == Task::Backbone)
+    throw ModelFormatError(
+        fmt::format("{}: a backbone-only (pretrain) model has no head to replace", source));
+  Architecture arch = arch_;
+  arch.head = head;
+  TensorShapes shapes;
+  for (const auto& [name, tensor] : parameters_) {
+    if (!isHeadKey(name)) shapes[name] = tensor.sizes().vec();
+  }
+  for (const auto& [name, tensor] : tensors) shapes[name] = tensor.sizes().vec();
+  const LayoutProblems problems = checkLayout(shapes, arch);
+  if (!problems.empty()) {
+    throw ModelFormatError(fmt::format("{} does not fit the {} head ({}): {}", source, taskName(arch.task),
+                                       describeHead(arch.task, head), problems.summary()));
+  }
+  for (auto it = parameters_.begin(); it != parameters_.end();) {
+    it = isHeadKey(it->first) ? parameters_.erase(it) : std::next(it);
+  }
+  for (const auto& [name, tensor] : tensors) {
+    parameters_.emplace(name, tensor.detach().to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true));
+  }
+  arch_ = std::move(arch);
 }
 
 }  // namespace sapiens

@@ -73,4 +73,15 @@ Model Model::random(const Architecture& arch, const ModelOptions& options, std::
   return Model(arch, std::move(parameters), device, dtype, "");
 }
 
+void Model::resetHead(const HeadArch& head, std::uint64_t seed) {
+  Architecture arch = arch_;
+  arch.head = head;
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  std::map<std::string, at::Tensor> tensors;
+  for (const ParameterSpec& spec : expectedParameters(arch)) {
+    if (spec.name.rfind(kHeadPrefix, 0) == 0) tensors.emplace(spec.name, initialise(spec, generator));
+  }
+  setHead(head, tensors, "a fresh head");
+}
+
 }  // namespace sapiens

@@ -77,6 +77,27 @@ class Model {
   /// Moved to the model's device and dtype. Throws ModelRunError for an unusable shape.
   ModelOutputs forward(const at::Tensor& input, const ForwardOptions& options = {}) const;
 
+  // Fine-tuning the head on precomputed backbone features.
+
+  /// The featmap the head consumes, (B, C, H/16, W/16), computed in inference mode (no autograd) and
+  /// returned as an ordinary tensor, so that autograd may record the head on it. Same checks as forward().
+  at::Tensor backboneFeatures(const at::Tensor& input,
+                              RopePrecision ropePrecision = RopePrecision::BFloat16) const;
+  /// The head alone on a featmap from backboneFeatures(): forward() == forwardHead(backboneFeatures())
+  /// bit for bit. With options.inferenceMode false, autograd records it. Throws ModelRunError for a
+  /// backbone-only model or a featmap of the wrong width.
+  ModelOutputs forwardHead(const at::Tensor& featmap, const ForwardOptions& options = {}) const;
+  /// The head's tensors (keys under "decode_head.", layout order), sharing storage and autograd state
+  /// with parameters().
+  std::vector<std::pair<std::string, at::Tensor>> headParameters() const;
+  /// Replaces the head by one of other widths (e.g. another class count) with fresh weights in the
+  /// official initialisation; the backbone is kept. Throws ModelFormatError for a backbone-only model.
+  void resetHead(const HeadArch& head, std::uint64_t seed = 0);
+  /// Replaces the head by `tensors` (every key of `head`'s layout with its exact shape, nothing else),
+  /// converted to the model's device and dtype. Throws ModelFormatError naming `source` and every problem.
+  void setHead(const HeadArch& head, const std::map<std::string, at::Tensor>& tensors,
+               const std::string& source);
+
  private:
   Model(Architecture arch, std::map<std::string, at::Tensor> parameters, c10::Device device,
         c10::ScalarType dtype, std::string source);

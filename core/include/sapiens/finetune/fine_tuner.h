@@ -1,0 +1,82 @@
+#pragma once
+// Fine-tuning a task head on a label set with the backbone frozen. The backbone runs once per training
+// sample (and per precomputed augmentation variant); its features are cached, so a training step costs
+// the head's forward and backward pass only.
+//
+// Augmentation: what changes the picture changes the features, so it is precomputed as variants (the
+// horizontal flip, colour variants; see TrainingSettings). Scale/shift jitter and per-step colour jitter
+// would need the backbone at every step and are not applied.
+//
+// Use from one worker thread: prepare(), then train() (again after a stop, to continue); control and
+// progress are the only cross-thread parts.
+
+#include "sapiens/finetune/feature_cache.h"
+#include "sapiens/finetune/label_set.h"
+#include "sapiens/finetune/training_control.h"
+#include "sapiens/finetune/training_progress.h"
+#include "sapiens/finetune/training_settings.h"
+#include "sapiens/model/model.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sapiens {
+
+/// One network input made from a frame: the whole picture (seg, dense tasks) or one person's crop (pose).
+struct SampleInfo {
+  std::size_t frame = 0;
+  std::size_t person = 0;  ///< pose
+  int variant = 0;         ///< 0: as labelled; 1: flipped; more: colour variants (flipped when odd)
+  bool validation = false;
+};
+
+class FineTuner {
+ public:
+  /// `model`: the checkpoint to start from, fp32 (its head is trained in place; a fresh one when the
+  /// class or keypoint count differs or settings.freshHead). Throws ModelRunError / LabelSetError for a
+  /// model of another task or an empty label set.
+  FineTuner(Model model, LabelSet labels, TrainingSettings settings,
+            std::shared_ptr<FeatureCache> cache = nullptr);
+  ~FineTuner();
+  FineTuner(const FineTuner&) = delete;
+  FineTuner& operator=(const FineTuner&) = delete;
+
+  /// Reads and checks every frame (LabelSetError naming the file), splits train/validation and computes
+  /// or finds the backbone features of every sample. Returns false when stopped.
+  bool prepare(const TrainingControl& control, const PreparationCallback& onFeatures = {});
+
+  /// Trains until settings().steps steps are done in all or `control` stops it; pauses when asked.
+  /// Progress is reported every `reportEvery` steps and on evaluation and snapshot steps.
+  TrainingReport train(const TrainingControl& control, const ProgressCallback& onProgress = {},
+                       int reportEvery = 1);
+
+  /// Loss and metric over the unaugmented training or validation samples.
+  Evaluation evaluate(bool validation) const;
+  MetricInfo metric() const;
+
+  const std::vector<SampleInfo>& samples() const;
+  /// The network input of sample `index` (1, 3, H, W), rebuilt from its frame.
+  at::Tensor sampleInput(std::size_t index) const;
+  /// The head's outputs on sample `index`'s cached features (inference mode), e.g. for a preview.
+  ModelOutputs predict(std::size_t index) const;
+
+  const Model& model() const;
+  const LabelSet& labels() const;
+  const TrainingSettings& settings() const;
+  int step() const;
+  /// The classes or keypoint names of the trained head (the label set's, or the released model's).
+  std::vector<LabelClass> classes() const;
+
+  /// Writes the trained model (full, or the head alone) with the fine-tuning metadata; atomic.
+  void save(const std::string& path, bool fullModel) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace sapiens

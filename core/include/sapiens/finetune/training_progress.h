@@ -1,0 +1,50 @@
+#pragma once
+// What a training loop reports, as plain values (a GUI forwards them through queued signals).
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace sapiens {
+
+/// Loss and task metric over a set of samples.
+struct Evaluation {
+  double loss = 0;
+  double metric = 0;
+  std::size_t samples = 0;
+};
+
+struct TrainingProgress {
+  int step = 0;  ///< steps done
+  int totalSteps = 0;
+  double trainLoss = 0;  ///< mean over the steps since the previous report
+  double learningRate = 0;
+  double stepsPerSecond = 0;
+  double secondsLeft = 0;
+  std::optional<Evaluation> validation;  ///< on evaluation steps (validation frames, else the training ones)
+  std::string snapshot;                  ///< the file written at this step, if any
+};
+
+using ProgressCallback = std::function<void(const TrainingProgress&)>;
+/// Feature precomputation: samples done, samples in all.
+using PreparationCallback = std::function<void(std::size_t done, std::size_t total)>;
+
+/// The metric of each task: seg mIoU (higher is better), pose PCK@0.05 of the input diagonal (higher),
+/// normal mean angular error in degrees (lower), albedo mean absolute error (lower), pointmap absolute
+/// relative depth error (lower).
+struct MetricInfo {
+  std::string name;
+  bool higherIsBetter = true;
+};
+
+struct TrainingReport {
+  int steps = 0;  ///< steps done in all (over every train() call)
+  bool stopped = false;
+  double firstLoss = 0;                      ///< training loss of the first step ever
+  double lastLoss = 0;                       ///< mean training loss of the last steps
+  Evaluation trainingBefore, trainingAfter;  ///< on the training frames (unaugmented)
+  std::optional<Evaluation> validationBefore, validationAfter;
+  double secondsTraining = 0;
+};
+
+}  // namespace sapiens

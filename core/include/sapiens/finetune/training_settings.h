@@ -1,0 +1,50 @@
+#pragma once
+// How a head is fine-tuned. Defaults follow the official recipes (section 5 of the model notes) where
+// they apply to a frozen backbone: AdamW, weight decay 0.1 (none on biases and 1-D tensors), L2 gradient
+// clipping at 2, linear warm-up from 1e-3 of the rate, then a cosine decay to 0.
+
+#include "sapiens/pipeline/preprocess.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sapiens {
+
+struct TrainingSettings {
+  int steps = 500;
+  int batchSize = 4;
+  double learningRate = 5e-4;
+  double weightDecay = 0.1;
+  double gradientClip = 2.0;        ///< max L2 norm of all head gradients; <= 0: none
+  int warmupSteps = -1;             ///< -1: min(500, steps / 10)
+  double validationFraction = 0.2;  ///< of the frames whose split is "auto"
+  InputSize inputSize;              ///< the network input (1024 x 768 for the released models)
+  std::uint64_t seed = 0;
+
+  /// Precomputed augmentation variants: each costs one backbone pass per sample, once. The flip mirrors
+  /// picture and labels with the left/right swaps; colour variants apply a random photometric distortion
+  /// (brightness +-32, contrast x[0.5, 1.5]) to the picture before its features are computed.
+  bool horizontalFlip = true;
+  int colorVariants = 0;
+
+  /// A fresh head (official initialisation) instead of the checkpoint's; forced when the label set's
+  /// class or keypoint count differs from the checkpoint's.
+  bool freshHead = false;
+
+  int evaluateEvery = 25;  ///< steps between validation passes reported through the progress callback
+  int snapshotEvery = 0;   ///< steps between snapshots; 0: none
+  std::string snapshotFolder;
+  bool snapshotFullModel = false;  ///< snapshots hold the head alone unless set
+
+  std::size_t featureCacheBytes = std::size_t(2) << 30;  ///< in memory; more spills to featureCacheFolder
+  std::string featureCacheFolder;                        ///< "": a temporary folder
+};
+
+/// min(500, steps / 10) when warmupSteps is -1.
+int effectiveWarmupSteps(const TrainingSettings& settings);
+/// Linear warm-up from 1e-3 x the rate to the rate over the warm-up steps, then cosine to 0 at `steps`.
+/// `step` counts from 0.
+double learningRateAt(const TrainingSettings& settings, int step);
+
+}  // namespace sapiens

@@ -1,0 +1,443 @@
+#include "sapiens/finetune/fine_tuner.h"
+
+#include "adamw.h"
+#include "sapiens/common/log.h"
+#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/seg_classes.h"
+#include "sapiens/finetune/finetuned_model_file.h"
+#include "sapiens/model/compute_options.h"
+#include "sapiens/model/model_error.h"
+#include "task_losses.h"
+#include "training_samples.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace sapiens {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct FineTuner::State {
+  Model model;
+  LabelSet labels;
+  TrainingSettings settings;
+  std::shared_ptr<FeatureCache> cache;
+  std::string baseCheckpoint;
+  std::string backboneFingerprint;
+  std::vector<LabelClass> classes;
+  std::int64_t classCount = 0;
+  at::Tensor classWeights;
+  detail::FlipTables flip;
+
+  std::vector<SampleInfo> infos;
+  std::vector<detail::SampleTargets> targets;
+  std::vector<std::string> keys;
+  std::vector<std::size_t> trainSamples;       // every variant
+  std::vector<std::size_t> trainEvalSamples;   // variant 0 of the training frames
+  std::vector<std::size_t> validationSamples;  // variant 0 of the validation frames
+  bool prepared = false;
+
+  std::unique_ptr<detail::AdamW> optimizer;
+  std::atomic<int> step{0};  // read by other threads (progress displays)
+  std::mt19937_64 generator;
+  std::vector<std::size_t> order;
+  std::size_t orderPosition = 0;
+  double firstLoss = std::numeric_limits<double>::quiet_NaN();
+  double secondsTraining = 0;
+  Evaluation trainingBefore;
+  std::optional<Evaluation> validationBefore;
+  Evaluation trainingLast;
+  std::optional<Evaluation> validationLast;
+
+  explicit State(Model m) : model(std::move(m)) {}
+
+  at::Tensor features(const std::vector<std::size_t>& batch) const {
+    std::vector<at::Tensor> parts;
+    for (std::size_t index : batch) {
+      const std::optional<at::Tensor> found = cache->find(keys[index]);
+      if (!found) throw ModelRunError(fmt::format("features of sample {} left the cache", index));
+      parts.push_back(*found);
+    }
+    return at::cat(parts).to(model.device(), model.dtype());
+  }
+
+  detail::SampleTargets batchTargets(const std::vector<std::size_t>& batch) const {
+    std::vector<const detail::SampleTargets*> parts;
+    for (std::size_t index : batch) parts.push_back(&targets[index]);
+    detail::SampleTargets stacked = detail::stackTargets(parts);
+    for (auto field :
+         {&detail::SampleTargets::labels, &detail::SampleTargets::heatmaps, &detail::SampleTargets::weights,
+          &detail::SampleTargets::keypoints, &detail::SampleTargets::dense, &detail::SampleTargets::valid,
+          &detail::SampleTargets::scale}) {
+      if ((stacked.*field).defined()) stacked.*field = (stacked.*field).to(model.device());
+    }
+    return stacked;
+  }
+
+  std::vector<std::size_t> nextBatch() {
+    std::vector<std::size_t> batch;
+    const auto size = static_cast<std::size_t>(std::max(1, settings.batchSize));
+    while (batch.size() < std::min(size, trainSamples.size())) {
+      if (orderPosition >= order.size()) {
+        order = trainSamples;
+        std::shuffle(order.begin(), order.end(), generator);
+        orderPosition = 0;
+      }
+      batch.push_back(order[orderPosition++]);
+    }
+    return batch;
+  }
+
+  Evaluation evaluate(const std::vector<std::size_t>& samples) const {
+    Evaluation result;
+    detail::MetricAccumulator metric(model.task(), classCount);
+    const auto size = static_cast<std::size_t>(std::max(1, settings.batchSize));
+    double lossSum = 0;
+    for (std::size_t start = 0; start < samples.size(); start += size) {
+      const std::vector<std::size_t> batch(
+          samples.begin() + static_cast<std::ptrdiff_t>(start),
+          samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), start + size)));
+      const ModelOutputs outputs = model.forwardHead(features(batch));
+      const detail::SampleTargets t = batchTargets(batch);
+      lossSum += detail::taskLoss(model.task(), outputs, t, classWeights).item<double>() * batch.size();
+      metric.add(outputs, t);
+    }
+    result.samples = samples.size();
+    result.loss = samples.empty() ? 0 : lossSum / samples.size();
+    result.metric = metric.value();
+    return result;
+  }
+};
+
+namespace {
+
+std::vector<LabelClass> defaultClasses(Task task) {
+  std::vector<LabelClass> classes;
+  if (task == Task::Seg) {
+    for (std::size_t i = 0; i < seg29().size(); ++i)
+      classes.push_back({seg29().names[i], seg29().palette[i], std::nullopt});
+  } else if (task == Task::Pose) {
+    for (std::size_t i = 0; i < keypoints308().size(); ++i)
+      classes.push_back({keypoints308().names[i], keypoints308().keypointColors[i], std::nullopt});
+  }
+  return classes;
+}
+
+nlohmann::json settingsJson(const TrainingSettings& s) {
+  return {{"steps", s.steps},
+          {"batch_size", s.batchSize},
+          {"learning_rate", s.learningRate},
+          {"weight_decay", s.weightDecay},
+          {"gradient_clip", s.gradientClip},
+          {"warmup_steps", effectiveWarmupSteps(s)},
+          {"schedule", "linear warm-up from 1e-3, cosine to 0"},
+          {"validation_fraction", s.validationFraction},
+          {"input_size", {s.inputSize.height, s.inputSize.width}},
+          {"horizontal_flip", s.horizontalFlip},
+          {"color_variants", s.colorVariants},
+          {"fresh_head", s.freshHead},
+          {"seed", s.seed}};
+}
+
+nlohmann::json evaluationJson(const Evaluation& e) {
+  return {{"loss", e.loss}, {"metric", e.metric}, {"samples", e.samples}};
+}
+
+}  // namespace
+
+FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
+                     std::shared_ptr<FeatureCache> cache)
+    : state_(std::make_unique<State>(std::move(model))) {
+  State& s = *state_;
+  s.labels = std::move(labels);
+  s.settings = std::move(settings);
+  s.cache = cache
+                ? std::move(cache)
+                : std::make_shared<FeatureCache>(s.settings.featureCacheBytes, s.settings.featureCacheFolder);
+  s.baseCheckpoint = s.model.source();
+  s.generator.seed(s.settings.seed);
+  const Task task = s.model.task();
+  if (task != s.labels.task) {
+    throw ModelRunError(fmt::format("{} is a {} model but the label set {} holds {} labels", s.baseCheckpoint,
+                                    taskName(task), s.labels.folder, taskName(s.labels.task)));
+  }
+  if (s.model.dtype() != at::kFloat) {
+    throw ModelRunError(fmt::format("fine-tuning needs a float32 model, {} was loaded as {}",
+                                    s.baseCheckpoint, computeDtypeName(s.model.dtype())));
+  }
+  if (s.labels.frames.empty()) throw LabelSetError(s.labels.manifestPath(), "the label set has no frames");
+  s.classes = s.labels.classes.empty() ? defaultClasses(task) : s.labels.classes;
+  if (task == Task::Seg || task == Task::Pose) {
+    s.classCount = static_cast<std::int64_t>(labelCount(s.labels));
+    HeadArch head = s.model.architecture().head;
+    if (s.settings.freshHead || head.outChannels != s.classCount) {
+      logger().info("Fine-tuning a fresh {} head with {} outputs (the checkpoint's has {})", taskName(task),
+                    s.classCount, head.outChannels);
+      head.outChannels = static_cast<int>(s.classCount);
+      s.model.resetHead(head, s.settings.seed);
+    }
+  } else if (s.settings.freshHead) {
+    s.model.resetHead(s.model.architecture().head, s.settings.seed);
+  }
+  if (task == Task::Seg) {
+    std::vector<double> weights(static_cast<std::size_t>(s.classCount), 1.0);
+    if (detail::isSeg29(s.labels.classes)) weights = detail::seg29ClassWeights();
+    for (std::size_t i = 0; i < s.classes.size(); ++i) {
+      if (s.classes[i].weight) weights[i] = *s.classes[i].weight;
+    }
+    s.classWeights = at::tensor(weights, at::kDouble).to(s.model.device(), s.model.dtype());
+  }
+  s.flip = detail::flipTablesFor(task, s.labels.classes,
+                                 static_cast<std::size_t>(std::max<std::int64_t>(s.classCount, 0)));
+
+  std::vector<at::Tensor> parameters;
+  std::vector<bool> decay;
+  for (auto& [name, tensor] : s.model.headParameters()) {
+    tensor.requires_grad_(true);
+    parameters.push_back(tensor);
+    const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    decay.push_back(tensor.dim() > 1 && !bias);
+  }
+  detail::AdamW::Options options;
+  options.weightDecay = s.settings.weightDecay;
+  s.optimizer = std::make_unique<detail::AdamW>(std::move(parameters), std::move(decay), options);
+}
+
+FineTuner::~FineTuner() = default;
+
+bool FineTuner::prepare(const TrainingControl& control, const PreparationCallback& onFeatures) {
+  State& s = *state_;
+  const std::size_t frameCount = s.labels.frames.size();
+  // Split: explicit frames as labelled; a seeded shuffle of the "auto" ones gives the validation share,
+  // keeping at least one training frame.
+  std::vector<bool> validation(frameCount, false);
+  std::vector<std::size_t> automatic;
+  for (std::size_t i = 0; i < frameCount; ++i) {
+    if (s.labels.frames[i].split == FrameSplit::Validation) validation[i] = true;
+    if (s.labels.frames[i].split == FrameSplit::Auto) automatic.push_back(i);
+  }
+  std::mt19937_64 splitGenerator(s.settings.seed);
+  std::shuffle(automatic.begin(), automatic.end(), splitGenerator);
+  const std::size_t explicitTrain = static_cast<std::size_t>(
+      std::count_if(s.labels.frames.begin(), s.labels.frames.end(),
+                    [](const LabelledFrame& f) { return f.split == FrameSplit::Train; }));
+  auto wanted = static_cast<std::size_t>(std::lround(s.settings.validationFraction * automatic.size()));
+  if (explicitTrain == 0 && wanted >= automatic.size()) wanted = automatic.empty() ? 0 : automatic.size() - 1;
+  for (std::size_t i = 0; i < wanted; ++i) validation[automatic[i]] = true;
+
+  s.backboneFingerprint = FeatureCache::backboneFingerprint(s.model);
+  std::vector<detail::BuiltSample> built;
+  for (std::size_t i = 0; i < frameCount; ++i) {
+    const FrameLabels frame = readFrameLabels(s.labels, i);
+    for (detail::BuiltSample& sample :
+         detail::buildSamples(s.labels, i, frame, s.settings, s.flip, validation[i]))
+      built.push_back(std::move(sample));
+  }
+  s.infos.clear(), s.targets.clear(), s.keys.clear();
+  s.trainSamples.clear(), s.trainEvalSamples.clear(), s.validationSamples.clear();
+  std::size_t computed = 0;
+  for (std::size_t i = 0; i < built.size(); ++i) {
+    if (control.stopRequested()) return false;
+    const at::Tensor input = normalizeImage(built[i].input);
+    const std::string key = FeatureCache::key(s.backboneFingerprint, input);
+    if (!s.cache->find(key)) {
+      s.cache->insert(key, s.model.backboneFeatures(input));
+      ++computed;
+    }
+    const SampleInfo& info = built[i].info;
+    (info.validation ? s.validationSamples : s.trainSamples).push_back(i);
+    if (!info.validation && info.variant == 0) s.trainEvalSamples.push_back(i);
+    s.infos.push_back(info);
+    s.targets.push_back(std::move(built[i].targets));
+    s.keys.push_back(key);
+    if (onFeatures) onFeatures(i + 1, built.size());
+  }
+  if (s.trainSamples.empty()) {
+    throw LabelSetError(s.labels.manifestPath(),
+                        "no training samples: every frame is in the validation split or has "
+                        "no usable label");
+  }
+  logger().info(
+      "Fine-tuning {} on {}: {} training samples ({} frames), {} validation samples; backbone ran for {} "
+      "(the rest from the feature cache)",
+      taskName(s.model.task()), s.labels.folder, s.trainSamples.size(), s.trainEvalSamples.size(),
+      s.validationSamples.size(), computed);
+  s.prepared = true;
+  s.trainingBefore = s.trainingLast = s.evaluate(s.trainEvalSamples);
+  if (!s.validationSamples.empty()) s.validationBefore = s.validationLast = s.evaluate(s.validationSamples);
+  return true;
+}
+
+TrainingReport FineTuner::train(const TrainingControl& control, const ProgressCallback& onProgress,
+                                int reportEvery) {
+  State& s = *state_;
+  if (!s.prepared) throw ModelRunError("FineTuner::train called before prepare()");
+  TrainingReport report;
+  const auto start = Clock::now();
+  const int startStep = s.step;
+  double lossSum = 0;
+  int lossSteps = 0;
+  double recentLoss = std::numeric_limits<double>::quiet_NaN();
+  while (s.step < s.settings.steps) {
+    if (!control.waitWhilePaused()) {
+      report.stopped = true;
+      break;
+    }
+    const auto stepStart = Clock::now();
+    const double learningRate = learningRateAt(s.settings, s.step);
+    const std::vector<std::size_t> batch = s.nextBatch();
+    const at::Tensor featmap = s.features(batch);
+    const detail::SampleTargets targets = s.batchTargets(batch);
+    ForwardOptions options;
+    options.inferenceMode = false;
+    const ModelOutputs outputs = s.model.forwardHead(featmap, options);
+    const at::Tensor loss = detail::taskLoss(s.model.task(), outputs, targets, s.classWeights);
+    s.optimizer->zeroGrad();
+    loss.backward();
+    s.optimizer->clipGradientNorm(s.settings.gradientClip);
+    s.optimizer->step(learningRate);
+    const double lossValue = loss.item<double>();
+    if (std::isnan(s.firstLoss)) s.firstLoss = lossValue;
+    ++s.step;
+    lossSum += lossValue;
+    ++lossSteps;
+    s.secondsTraining += std::chrono::duration<double>(Clock::now() - stepStart).count();
+
+    TrainingProgress progress;
+    progress.step = s.step;
+    progress.totalSteps = s.settings.steps;
+    progress.learningRate = learningRate;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    progress.stepsPerSecond = (s.step - startStep) / std::max(elapsed, 1e-9);
+    progress.secondsLeft = (s.settings.steps - s.step) / std::max(progress.stepsPerSecond, 1e-9);
+    const bool last = s.step == s.settings.steps;
+    if ((s.settings.evaluateEvery > 0 && s.step % s.settings.evaluateEvery == 0) || last) {
+      s.trainingLast = s.evaluate(s.trainEvalSamples);
+      if (!s.validationSamples.empty()) s.validationLast = s.evaluate(s.validationSamples);
+      progress.validation = s.validationLast ? *s.validationLast : s.trainingLast;
+    }
+    if (s.settings.snapshotEvery > 0 && s.step % s.settings.snapshotEvery == 0) {
+      const std::string folder =
+          s.settings.snapshotFolder.empty() ? std::string(".") : s.settings.snapshotFolder;
+      fs::create_directories(folder);
+      progress.snapshot =
+          (fs::path(folder) / fmt::format("snapshot-step-{:06d}.safetensors", s.step)).string();
+      save(progress.snapshot, s.settings.snapshotFullModel);
+    }
+    if (reportEvery <= 0 || s.step % reportEvery == 0 || progress.validation || !progress.snapshot.empty() ||
+        last) {
+      progress.trainLoss = lossSum / lossSteps;
+      recentLoss = progress.trainLoss;
+      lossSum = 0;
+      lossSteps = 0;
+      if (onProgress) onProgress(progress);
+    }
+  }
+  if (lossSteps > 0) recentLoss = lossSum / lossSteps;
+  report.steps = s.step;
+  report.firstLoss = s.firstLoss;
+  report.lastLoss = recentLoss;
+  report.trainingBefore = s.trainingBefore;
+  report.validationBefore = s.validationBefore;
+  report.trainingAfter = s.trainingLast = s.evaluate(s.trainEvalSamples);
+  if (!s.validationSamples.empty())
+    report.validationAfter = s.validationLast = s.evaluate(s.validationSamples);
+  report.secondsTraining = s.secondsTraining;
+  return report;
+}
+
+Evaluation FineTuner::evaluate(bool validation) const {
+  return state_->evaluate(validation ? state_->validationSamples : state_->trainEvalSamples);
+}
+
+MetricInfo FineTuner::metric() const {
+  switch (state_->model.task()) {
+    case Task::Seg:
+      return {"mIoU", true};
+    case Task::Pose:
+      return {"PCK@0.05", true};
+    case Task::Normal:
+      return {"mean angular error (deg)", false};
+    case Task::Albedo:
+      return {"mean absolute error", false};
+    case Task::Pointmap:
+      return {"depth AbsRel", false};
+    case Task::Backbone:
+      break;
+  }
+  return {"", true};
+}
+
+const std::vector<SampleInfo>& FineTuner::samples() const {
+  return state_->infos;
+}
+
+at::Tensor FineTuner::sampleInput(std::size_t index) const {
+  const State& s = *state_;
+  const SampleInfo& info = s.infos.at(index);
+  const FrameLabels frame = readFrameLabels(s.labels, info.frame);
+  for (const detail::BuiltSample& sample :
+       detail::buildSamples(s.labels, info.frame, frame, s.settings, s.flip, info.validation)) {
+    if (sample.info.person == info.person && sample.info.variant == info.variant)
+      return normalizeImage(sample.input);
+  }
+  throw LabelSetError(s.labels.resolve(s.labels.frames[info.frame].image),
+                      "changed since training was prepared");
+}
+
+ModelOutputs FineTuner::predict(std::size_t index) const {
+  return state_->model.forwardHead(state_->features({index}));
+}
+
+const Model& FineTuner::model() const {
+  return state_->model;
+}
+
+const LabelSet& FineTuner::labels() const {
+  return state_->labels;
+}
+
+const TrainingSettings& FineTuner::settings() const {
+  return state_->settings;
+}
+
+int FineTuner::step() const {
+  return state_->step;
+}
+
+std::vector<LabelClass> FineTuner::classes() const {
+  return state_->classes;
+}
+
+void FineTuner::save(const std::string& path, bool fullModel) const {
+  const State& s = *state_;
+  nlohmann::json classes = nlohmann::json::array();
+  for (const LabelClass& c : s.classes)
+    classes.push_back({{"name", c.name}, {"color", {c.color[0], c.color[1], c.color[2]}}});
+  nlohmann::json metrics{{"metric", metric().name},
+                         {"higher_is_better", metric().higherIsBetter},
+                         {"training", evaluationJson(s.trainingLast)},
+                         {"training_before", evaluationJson(s.trainingBefore)}};
+  if (s.validationLast) metrics["validation"] = evaluationJson(*s.validationLast);
+  if (s.validationBefore) metrics["validation_before"] = evaluationJson(*s.validationBefore);
+  std::map<std::string, std::string> metadata{{"classes", classes.dump()},
+                                              {"base_checkpoint", s.baseCheckpoint},
+                                              {"label_set", s.labels.folder},
+                                              {"step", std::to_string(s.step)},
+                                              {"settings", settingsJson(s.settings).dump()},
+                                              {"metrics", metrics.dump()}};
+  saveFinetunedModel(path, s.model, fullModel, std::move(metadata));
+}
+
+}  // namespace sapiens

@@ -1,0 +1,186 @@
+#include "task_losses.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+namespace sapiens::detail {
+
+namespace {
+
+constexpr std::int64_t kIgnoreIndex = 255;
+
+at::Tensor segLoss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& classWeights) {
+  const std::int64_t classes = logits.size(1);
+  const at::Tensor known = labels != kIgnoreIndex;
+  const at::Tensor target = at::where(known, labels, at::zeros_like(labels));
+  const at::Tensor logProbabilities = at::log_softmax(logits, 1);
+  // Per pixel w[y] * CE, ignored pixels 0, then the plain mean over all pixels (not over the weights).
+  const at::Tensor nll = -logProbabilities.gather(1, target.unsqueeze(1)).squeeze(1);
+  const at::Tensor ce = (nll * classWeights.index_select(0, target.flatten()).view_as(nll) * known).mean();
+
+  // Dice over the foreground classes present in each sample's labels; samples without any are left out.
+  const at::Tensor probabilities = at::softmax(logits, 1) * known.unsqueeze(1);
+  const at::Tensor truth =
+      at::one_hot(target, classes).permute({0, 3, 1, 2}).to(logits.scalar_type()) * known.unsqueeze(1);
+  const at::Tensor p = probabilities.narrow(1, 1, classes - 1).flatten(2);
+  const at::Tensor g = truth.narrow(1, 1, classes - 1).flatten(2);
+  const at::Tensor dice = (2 * (p * g).sum(2) + 1e-3) / (p.pow(2).sum(2) + g.pow(2).sum(2) + 1e-3);
+  const at::Tensor present = (g.sum(2) > 0).to(dice.scalar_type());
+  const at::Tensor presentCount = present.sum(1);
+  const at::Tensor sampleHasForeground = presentCount > 0;
+  const at::Tensor perSample = 1 - (dice * present).sum(1) / presentCount.clamp_min(1);
+  const at::Tensor diceLoss =
+      (perSample * sampleHasForeground).sum() / sampleHasForeground.sum().clamp_min(1);
+  return ce + diceLoss;
+}
+
+at::Tensor poseLoss(const at::Tensor& heatmaps, const SampleTargets& t) {
+  const at::Tensor weights = t.weights.unsqueeze(-1).unsqueeze(-1);
+  return 10.0 * ((heatmaps - t.heatmaps).pow(2) * weights).mean();
+}
+
+// Mean of squared differences of horizontal and vertical neighbours over pairs of valid pixels.
+at::Tensor gradientLoss(const at::Tensor& prediction, const at::Tensor& target, const at::Tensor& valid) {
+  at::Tensor total = at::zeros({}, prediction.options());
+  for (int dim : {3, 2}) {
+    const std::int64_t n = prediction.size(dim) - 1;
+    const at::Tensor dp = prediction.narrow(dim, 1, n) - prediction.narrow(dim, 0, n);
+    const at::Tensor dt = target.narrow(dim, 1, n) - target.narrow(dim, 0, n);
+    const at::Tensor pairs = (valid.narrow(dim - 1, 1, n) & valid.narrow(dim - 1, 0, n)).unsqueeze(1);
+    const at::Tensor count = pairs.sum().clamp_min(1) * prediction.size(1);
+    total = total + ((dp - dt).pow(2) * pairs).sum() / count;
+  }
+  return total;
+}
+
+at::Tensor normalLoss(const at::Tensor& prediction, const SampleTargets& t) {
+  const at::Tensor valid = t.valid.unsqueeze(1);
+  const at::Tensor count = t.valid.sum().clamp_min(1);
+  const at::Tensor unit = prediction / prediction.norm(2, {1}, true).clamp_min(1e-6);
+  const at::Tensor cosine = (unit * t.dense).sum(1, true);
+  const at::Tensor angular = ((1 - cosine) * valid).sum() / count;
+  const at::Tensor l1 = ((prediction - t.dense).abs() * valid).sum() / count;
+  return 10.0 * angular + l1 + 10.0 * gradientLoss(prediction, t.dense, t.valid);
+}
+
+at::Tensor albedoLoss(const at::Tensor& prediction, const SampleTargets& t) {
+  const at::Tensor valid = t.valid.unsqueeze(1);
+  const at::Tensor count = t.valid.sum().clamp_min(1);
+  const at::Tensor l1 = ((prediction - t.dense).abs() * valid).sum() / count;
+  const at::Tensor clamped = prediction.clamp(0, 1);
+  const at::Tensor chromaPrediction = clamped / (clamped.sum(1, true) + 1e-6);
+  const at::Tensor chromaTarget = t.dense / (t.dense.sum(1, true) + 1e-6);
+  const at::Tensor chroma = ((chromaPrediction - chromaTarget).abs() * valid).sum() / count;
+  return 2.0 * l1 + 2.0 * 0.5 * gradientLoss(prediction, t.dense, t.valid) + chroma;
+}
+
+at::Tensor pointmapLoss(const at::Tensor& prediction, const at::Tensor& scale, const SampleTargets& t) {
+  const at::Tensor valid = t.valid.unsqueeze(1);
+  const at::Tensor count = t.valid.flatten(1).sum(1).clamp_min(1);  // per sample
+  // mu: the mean target depth over the valid pixels of each sample.
+  const at::Tensor depth = t.dense.select(1, 2);
+  const at::Tensor mu = ((depth * t.valid).flatten(1).sum(1) / count).clamp_min(1e-6).view({-1, 1, 1, 1});
+  const at::Tensor l1 =
+      ((prediction / mu - t.dense / mu).abs().clamp_max(4.0) * valid).flatten(1).sum(1) / count;
+  const at::Tensor d =
+      (at::log(depth.clamp_min(1e-4)) - at::log(prediction.select(1, 2).clamp_min(1e-4))) * t.valid;
+  const at::Tensor meanD = d.flatten(1).sum(1) / count;
+  const at::Tensor meanD2 = d.pow(2).flatten(1).sum(1) / count;
+  const at::Tensor silog = at::sqrt((meanD2 - 0.5 * meanD.pow(2)).clamp_min(1e-8));
+  const at::Tensor scaleL1 = (scale.view({-1}) - t.scale.view({-1})).abs();
+  return 2.0 * l1.mean() + silog.mean() + 4.0 * scaleL1.mean();
+}
+
+}  // namespace
+
+at::Tensor taskLoss(Task task, const ModelOutputs& outputs, const SampleTargets& targets,
+                    const at::Tensor& classWeights) {
+  switch (task) {
+    case Task::Seg:
+      return segLoss(outputs.get("seg_logits"), targets.labels, classWeights);
+    case Task::Pose:
+      return poseLoss(outputs.get("pose_heatmaps"), targets);
+    case Task::Normal:
+      return normalLoss(outputs.get("normal"), targets);
+    case Task::Albedo:
+      return albedoLoss(outputs.get("albedo"), targets);
+    case Task::Pointmap:
+      return pointmapLoss(outputs.get("pointmap"), outputs.get("scale"), targets);
+    case Task::Backbone:
+      break;
+  }
+  throw std::invalid_argument("no training loss for a backbone-only model");
+}
+
+void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t) {
+  switch (task_) {
+    case Task::Seg: {
+      const at::Tensor predicted = outputs.get("seg_logits").argmax(1).cpu();
+      const at::Tensor known = t.labels != kIgnoreIndex;
+      const at::Tensor p = at::one_hot(predicted, classes_).logical_and(known.unsqueeze(-1));
+      const at::Tensor g = at::one_hot(at::where(known, t.labels, at::zeros_like(t.labels)), classes_)
+                               .logical_and(known.unsqueeze(-1));
+      const at::Tensor intersection = p.logical_and(g).flatten(0, 2).sum(0).to(at::kDouble);
+      const at::Tensor unionCount = p.logical_or(g).flatten(0, 2).sum(0).to(at::kDouble);
+      intersection_ = intersection_.defined() ? intersection_ + intersection : intersection;
+      union_ = union_.defined() ? union_ + unionCount : unionCount;
+      return;
+    }
+    case Task::Pose: {
+      const at::Tensor heatmaps = outputs.get("pose_heatmaps").cpu().to(at::kFloat);
+      const std::int64_t width = heatmaps.size(3), height = heatmaps.size(2);
+      const at::Tensor flat = heatmaps.flatten(2).argmax(2);
+      const at::Tensor x = (flat % width).to(at::kDouble);
+      const at::Tensor y = at::floor_divide(flat, width).to(at::kDouble);
+      // Heatmap pixel -> input pixel with the UDP ratio (size - 1) / (heatmap size - 1).
+      const double inputWidth = width * 4.0, inputHeight = height * 4.0;
+      const at::Tensor u = x * ((inputWidth - 1) / (width - 1));
+      const at::Tensor v = y * ((inputHeight - 1) / (height - 1));
+      const at::Tensor target = t.keypoints.to(at::kDouble);
+      const at::Tensor distance =
+          at::sqrt((u - target.select(2, 0)).pow(2) + (v - target.select(2, 1)).pow(2));
+      const double threshold = 0.05 * std::hypot(inputWidth, inputHeight);
+      const at::Tensor labelled = t.weights > 0;
+      sum_ += ((distance <= threshold).logical_and(labelled)).sum().item<double>();
+      count_ += labelled.sum().item<double>();
+      return;
+    }
+    case Task::Normal: {
+      const at::Tensor n = outputs.get("normal").cpu().to(at::kDouble);
+      const at::Tensor unit = n / n.norm(2, {1}, true).clamp_min(1e-8);
+      const at::Tensor cosine = (unit * t.dense.to(at::kDouble)).sum(1).clamp(-1, 1);
+      sum_ += (at::acos(cosine) * (180.0 / M_PI) * t.valid).sum().item<double>();
+      count_ += t.valid.sum().item<double>();
+      return;
+    }
+    case Task::Albedo: {
+      const at::Tensor a = outputs.get("albedo").cpu().to(at::kDouble).clamp(0, 1);
+      sum_ += ((a - t.dense.to(at::kDouble)).abs() * t.valid.unsqueeze(1)).sum().item<double>();
+      count_ += 3 * t.valid.sum().item<double>();
+      return;
+    }
+    case Task::Pointmap: {
+      const at::Tensor z = outputs.get("pointmap").cpu().to(at::kDouble).select(1, 2);
+      const at::Tensor gt = t.dense.to(at::kDouble).select(1, 2);
+      sum_ += (((z - gt).abs() / gt.clamp_min(1e-6)) * t.valid).sum().item<double>();
+      count_ += t.valid.sum().item<double>();
+      return;
+    }
+    case Task::Backbone:
+      return;
+  }
+}
+
+double MetricAccumulator::value() const {
+  if (task_ == Task::Seg) {
+    if (!union_.defined()) return 0;
+    const at::Tensor present = union_ > 0;
+    const double classes = present.sum().item<double>();
+    return classes == 0 ? 0
+                        : ((intersection_ / union_.clamp_min(1)) * present).sum().item<double>() / classes;
+  }
+  return count_ == 0 ? 0 : sum_ / count_;
+}
+
+}  // namespace sapiens::detail

@@ -1,0 +1,323 @@
+#include "training_samples.h"
+
+#include "sapiens/common/paths.h"
+#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/seg_classes.h"
+#include "sapiens/pipeline/pose_crop.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+
+namespace sapiens::detail {
+
+namespace {
+
+constexpr double kCanonicalFocal = 768.0;  // PointmapEstimator.canonical_focal_length
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+const nlohmann::json& seg29Json() {
+  static const nlohmann::json document = [] {
+    std::ifstream in(paths::resourceDir() + "/data/seg29.json");
+    return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  }();
+  return document;
+}
+
+// Seg29's swap pairs as the training configs list them.
+std::vector<std::array<int, 2>> seg29SwapPairs() {
+  std::vector<std::array<int, 2>> pairs;
+  const nlohmann::json& document = seg29Json();
+  if (document.is_object() && document.contains("horizontal_flip_swap_pairs")) {
+    for (const auto& pair : document["horizontal_flip_swap_pairs"])
+      pairs.push_back({pair[0].get<int>(), pair[1].get<int>()});
+  }
+  return pairs;
+}
+
+// The photometric distortion of colour variant `colour` (> 0) of a sample: brightness +-32 and contrast
+// x[0.5, 1.5], drawn from a generator seeded by the sample, so that the same input is rebuilt later.
+void distortColours(cv::Mat& input, const TrainingSettings& settings, const SampleInfo& info, int colour) {
+  std::seed_seq seed{static_cast<std::uint64_t>(settings.seed), static_cast<std::uint64_t>(info.frame),
+                     static_cast<std::uint64_t>(info.person), static_cast<std::uint64_t>(colour)};
+  std::mt19937_64 generator(seed);
+  const double contrast = std::uniform_real_distribution<double>(0.5, 1.5)(generator);
+  const double brightness = std::uniform_real_distribution<double>(-32.0, 32.0)(generator);
+  input.convertTo(input, -1, contrast, brightness);
+}
+
+at::Tensor heatmapsFor(const std::vector<std::array<double, 2>>& points, const std::vector<bool>& labelled,
+                       InputSize size, at::Tensor& weights) {
+  const int width = size.width / 4;
+  const int height = size.height / 4;
+  const double sigma = heatmapSigma(width);
+  const double radius = 3.0 * sigma;
+  const auto count = static_cast<std::int64_t>(points.size());
+  at::Tensor heatmaps = at::zeros({count, height, width}, at::kFloat);
+  weights = at::zeros({count}, at::kFloat);
+  auto* w = weights.data_ptr<float>();
+  for (std::int64_t k = 0; k < count; ++k) {
+    if (!labelled[k]) continue;
+    // UDP: input pixel -> heatmap pixel with the (size - 1) ratios.
+    const double x = points[k][0] * (width - 1.0) / (size.width - 1.0);
+    const double y = points[k][1] * (height - 1.0) / (size.height - 1.0);
+    const double cx = std::floor(x + 0.5), cy = std::floor(y + 0.5);
+    if (cx + radius < 0 || cy + radius < 0 || cx - radius > width - 1 || cy - radius > height - 1) continue;
+    w[k] = 1.0f;
+    float* map = heatmaps[k].data_ptr<float>();
+    const int x0 = std::max(0, static_cast<int>(std::ceil(cx - radius)));
+    const int x1 = std::min(width - 1, static_cast<int>(std::floor(cx + radius)));
+    const int y0 = std::max(0, static_cast<int>(std::ceil(cy - radius)));
+    const int y1 = std::min(height - 1, static_cast<int>(std::floor(cy + radius)));
+    for (int v = y0; v <= y1; ++v) {
+      for (int u = x0; u <= x1; ++u)
+        map[v * width + u] =
+            static_cast<float>(std::exp(-((u - x) * (u - x) + (v - y) * (v - y)) / (2 * sigma * sigma)));
+    }
+  }
+  return heatmaps;
+}
+
+BoundingBox personBox(const PersonLabel& person, const cv::Mat& image) {
+  if (person.bbox) return *person.bbox;
+  double x1 = std::numeric_limits<double>::max(), y1 = x1, x2 = -x1, y2 = -x1;
+  for (const KeypointLabel& k : person.keypoints) {
+    if (k.visibility == 0) continue;
+    x1 = std::min(x1, k.x), y1 = std::min(y1, k.y), x2 = std::max(x2, k.x), y2 = std::max(y2, k.y);
+  }
+  const double maxX = image.cols - 1.0, maxY = image.rows - 1.0;
+  x1 = std::clamp(x1, 0.0, maxX), x2 = std::clamp(x2, 0.0, maxX);
+  y1 = std::clamp(y1, 0.0, maxY), y2 = std::clamp(y2, 0.0, maxY);
+  if (x2 - x1 < 1 || y2 - y1 < 1) return {0, 0, static_cast<float>(maxX), static_cast<float>(maxY)};
+  return {static_cast<float>(x1), static_cast<float>(y1), static_cast<float>(x2), static_cast<float>(y2)};
+}
+
+// Least-squares pinhole fit u = f * X / Z + c over the valid pixels of a metric pointmap: its focal
+// lengths (image pixels), which the canonical target and the scale target need.
+std::array<double, 2> fitFocalLengths(const cv::Mat& target, const std::string& path) {
+  double sums[2][5] = {};  // n, sum t, sum t^2, sum p, sum t p for p = u and p = v
+  for (int v = 0; v < target.rows; ++v) {
+    const auto* row = target.ptr<cv::Vec3f>(v);
+    for (int u = 0; u < target.cols; ++u) {
+      const cv::Vec3f& p = row[u];
+      if (!(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2])) || p[2] <= 0) continue;
+      const double t[2] = {p[0] / p[2], p[1] / p[2]};
+      const double coordinate[2] = {static_cast<double>(u), static_cast<double>(v)};
+      for (int a = 0; a < 2; ++a) {
+        sums[a][0] += 1, sums[a][1] += t[a], sums[a][2] += t[a] * t[a], sums[a][3] += coordinate[a];
+        sums[a][4] += t[a] * coordinate[a];
+      }
+    }
+  }
+  std::array<double, 2> focal{};
+  for (int a = 0; a < 2; ++a) {
+    const double n = sums[a][0];
+    const double variance = n * sums[a][2] - sums[a][1] * sums[a][1];
+    if (n < 16 || variance <= 0) {
+      throw LabelSetError(path,
+                          "a pointmap target needs at least 16 valid pixels (finite, Z > 0) spread over the "
+                          "picture to recover its focal length");
+    }
+    focal[a] = (n * sums[a][4] - sums[a][1] * sums[a][3]) / variance;
+  }
+  return focal;
+}
+
+}  // namespace
+
+double heatmapSigma(int heatmapWidth) {
+  return std::max(1.0, 6.0 * heatmapWidth / 192.0);
+}
+
+std::vector<double> seg29ClassWeights() {
+  const nlohmann::json& document = seg29Json();
+  if (!document.is_object() || !document.contains("ce_class_weight"))
+    throw LabelSetError(paths::resourceDir() + "/data/seg29.json", "unreadable or without ce_class_weight");
+  return document["ce_class_weight"].get<std::vector<double>>();
+}
+
+bool isSeg29(const std::vector<LabelClass>& classes) {
+  if (classes.empty()) return true;
+  if (classes.size() != seg29().size()) return false;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (classes[i].name != seg29().names[i]) return false;
+  }
+  return true;
+}
+
+FlipTables flipTablesFor(Task task, const std::vector<LabelClass>& classes, std::size_t count) {
+  FlipTables tables;
+  tables.swap.resize(count);
+  for (std::size_t i = 0; i < count; ++i) tables.swap[i] = static_cast<int>(i);
+  if (task == Task::Seg) {
+    if (isSeg29(classes)) {
+      for (const auto& pair : seg29SwapPairs()) {
+        tables.swap[pair[0]] = pair[1];
+        tables.swap[pair[1]] = pair[0];
+      }
+      return tables;
+    }
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      const std::string name = lower(classes[i].name);
+      if (name.rfind("left", 0) != 0) continue;
+      for (std::size_t j = 0; j < classes.size(); ++j) {
+        if (lower(classes[j].name) == "right" + name.substr(4)) {
+          tables.swap[i] = static_cast<int>(j);
+          tables.swap[j] = static_cast<int>(i);
+        }
+      }
+    }
+  } else if (task == Task::Pose && count == keypoints308().size()) {
+    tables.swap = keypoints308().flipIndices;
+  }
+  return tables;
+}
+
+std::vector<BuiltSample> buildSamples(const LabelSet& labels, std::size_t frameIndex,
+                                      const FrameLabels& frame, const TrainingSettings& settings,
+                                      const FlipTables& flip, bool validation) {
+  const InputSize size = settings.inputSize;
+  std::vector<int> variants;
+  for (int colour = 0; colour <= (validation ? 0 : settings.colorVariants); ++colour) {
+    variants.push_back(2 * colour);
+    if (settings.horizontalFlip && !validation) variants.push_back(2 * colour + 1);
+  }
+  std::vector<BuiltSample> samples;
+  auto addVariants = [&](std::size_t person, const cv::Mat& input, auto&& makeTargets) {
+    for (int variant : variants) {
+      BuiltSample sample;
+      sample.info = SampleInfo{frameIndex, person, variant, validation};
+      sample.input = input.clone();
+      if (variant >= 2) distortColours(sample.input, settings, sample.info, variant / 2);
+      const bool flipped = variant % 2 == 1;
+      if (flipped) cv::flip(sample.input, sample.input, 1);
+      sample.targets = makeTargets(flipped);
+      samples.push_back(std::move(sample));
+    }
+  };
+
+  switch (labels.task) {
+    case Task::Seg: {
+      cv::Mat mask;
+      cv::resize(frame.mask, mask, cv::Size(size.width, size.height), 0, 0, cv::INTER_NEAREST);
+      std::vector<std::uint8_t> lut(256);
+      for (int i = 0; i < 256; ++i)
+        lut[i] = static_cast<std::uint8_t>(i < static_cast<int>(flip.swap.size()) ? flip.swap[i] : i);
+      addVariants(0, stretchToInput(frame.image, size), [&](bool flipped) {
+        cv::Mat m = mask.clone();
+        if (flipped) {
+          cv::flip(mask, m, 1);
+          cv::LUT(m, lut, m);
+        }
+        SampleTargets t;
+        t.labels = at::from_blob(m.data, {size.height, size.width}, at::kByte).to(at::kLong);
+        return t;
+      });
+      break;
+    }
+    case Task::Pose: {
+      for (std::size_t p = 0; p < frame.people.size(); ++p) {
+        const PersonLabel& person = frame.people[p];
+        if (std::none_of(person.keypoints.begin(), person.keypoints.end(),
+                         [](const KeypointLabel& k) { return k.visibility > 0; }))
+          continue;
+        const PoseCrop crop = poseCropFor(personBox(person, frame.image), size);
+        std::vector<std::array<double, 2>> points;
+        std::vector<bool> labelled;
+        for (const KeypointLabel& k : person.keypoints) {
+          points.push_back({crop.warp(0, 0) * k.x + crop.warp(0, 1) * k.y + crop.warp(0, 2),
+                            crop.warp(1, 0) * k.x + crop.warp(1, 1) * k.y + crop.warp(1, 2)});
+          labelled.push_back(k.visibility > 0);
+        }
+        addVariants(p, warpPoseCrop(frame.image, crop, size), [&](bool flipped) {
+          std::vector<std::array<double, 2>> where = points;
+          std::vector<bool> known = labelled;
+          if (flipped) {
+            for (std::size_t k = 0; k < points.size(); ++k) {
+              const auto source = static_cast<std::size_t>(flip.swap[k]);
+              where[k] = {size.width - 1.0 - points[source][0], points[source][1]};
+              known[k] = labelled[source];
+            }
+          }
+          SampleTargets t;
+          t.heatmaps = heatmapsFor(where, known, size, t.weights);
+          t.keypoints = at::empty({static_cast<std::int64_t>(where.size()), 2}, at::kFloat);
+          for (std::size_t k = 0; k < where.size(); ++k) {
+            t.keypoints[static_cast<std::int64_t>(k)][0] = where[k][0];
+            t.keypoints[static_cast<std::int64_t>(k)][1] = where[k][1];
+          }
+          return t;
+        });
+      }
+      break;
+    }
+    case Task::Normal:
+    case Task::Albedo:
+    case Task::Pointmap: {
+      const Letterbox box = letterboxToInput(frame.image, size);
+      cv::Mat content;
+      cv::resize(frame.target, content, cv::Size(box.contentWidth, box.contentHeight), 0, 0,
+                 cv::INTER_NEAREST);
+      cv::Mat placed(size.height, size.width, CV_32FC3,
+                     cv::Scalar::all(std::numeric_limits<float>::quiet_NaN()));
+      content.copyTo(
+          placed(cv::Rect(box.padding.left, box.padding.top, box.contentWidth, box.contentHeight)));
+      double scale = 1.0;
+      if (labels.task == Task::Pointmap) {
+        const std::string path = labels.resolve(labels.frames[frameIndex].target);
+        const double resize = static_cast<double>(box.contentWidth) / frame.image.cols;
+        scale = kCanonicalFocal / (fitFocalLengths(frame.target, path)[0] * resize);
+      }
+      addVariants(0, box.image, [&](bool flipped) {
+        cv::Mat m = placed.clone();
+        if (flipped) cv::flip(placed, m, 1);
+        at::Tensor hwc = at::from_blob(m.data, {size.height, size.width, 3}, at::kFloat).clone();
+        at::Tensor valid = at::isfinite(hwc).all(-1);
+        if (labels.task == Task::Pointmap) valid = valid.logical_and(hwc.select(-1, 2) > 0);
+        hwc = at::where(valid.unsqueeze(-1), hwc, at::zeros_like(hwc));
+        if (labels.task == Task::Normal) hwc = hwc / hwc.norm(2, {-1}, true).clamp_min(1e-6);
+        if (labels.task == Task::Pointmap) hwc = hwc * scale;
+        if (flipped && labels.task != Task::Albedo) hwc.select(-1, 0).neg_();
+        SampleTargets t;
+        t.dense = hwc.permute({2, 0, 1}).contiguous();
+        t.valid = valid;
+        if (labels.task == Task::Pointmap) t.scale = at::full({1}, scale, at::kFloat);
+        return t;
+      });
+      break;
+    }
+    case Task::Backbone:
+      break;
+  }
+  return samples;
+}
+
+SampleTargets stackTargets(const std::vector<const SampleTargets*>& targets) {
+  auto stack = [&](at::Tensor SampleTargets::*field) {
+    if (!(targets.front()->*field).defined()) return at::Tensor();
+    std::vector<at::Tensor> parts;
+    for (const SampleTargets* t : targets) parts.push_back(t->*field);
+    return at::stack(parts);
+  };
+  SampleTargets stacked;
+  for (auto field :
+       {&SampleTargets::labels, &SampleTargets::heatmaps, &SampleTargets::weights, &SampleTargets::keypoints,
+        &SampleTargets::dense, &SampleTargets::valid, &SampleTargets::scale})
+    stacked.*field = stack(field);
+  return stacked;
+}
+
+}  // namespace sapiens::detail

@@ -1,0 +1,333 @@
+// finetune/FineTuner on label sets the test makes from the bundled sample, with the tiny fixture models
+// at a small input size: the loss falls, the metric rises, the saved model reloads and reproduces the
+// trained predictions exactly, pause/stop/continue, snapshots, the feature cache.
+
+#include "sapiens/finetune/fine_tuner.h"
+#include "sapiens/finetune/finetuned_model_file.h"
+#include "sapiens/finetune/frame_labels.h"
+#include "sapiens/media/image_io.h"
+#include "sapiens/model/model.h"
+#include "test_support.h"
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+using namespace sapiens;
+
+namespace {
+
+constexpr InputSize kInput{96, 128};  // W x H: an 8 x 6 token grid with the fixture backbone
+
+std::string goldenModel(const std::string& task) {
+  return test::fixture("golden/" + task + "/model.safetensors");
+}
+
+// Four frames of the input's own size made from the sample: the whole picture, two crops, a flip.
+std::vector<cv::Mat> framesFromSample() {
+  const cv::Mat sample = readImageBgr(test::resource("samples/astronaut.png"));
+  const int w = sample.cols, h = sample.rows;
+  std::vector<cv::Mat> frames;
+  for (const cv::Rect& region :
+       {cv::Rect(0, 0, w, h), cv::Rect(w / 8, 0, w * 3 / 4, h * 3 / 4),
+        cv::Rect(w / 4, h / 4, w * 3 / 4, h * 3 / 4), cv::Rect(0, h / 6, w * 2 / 3, h * 5 / 6)}) {
+    cv::Mat frame;
+    cv::resize(sample(region), frame, cv::Size(kInput.width, kInput.height), 0, 0, cv::INTER_AREA);
+    frames.push_back(frame);
+  }
+  cv::flip(frames[1], frames[3], 1);
+  return frames;
+}
+
+// Seg labels by a rule the head can learn from patch features: each 16 x 16 block gets a class from its
+// mean brightness (Background, Apparel, Face_Neck, Hair).
+cv::Mat blockMask(const cv::Mat& bgr) {
+  cv::Mat gray;
+  cv::cvtColor(bgr, gray, cv::COLOR_BGR2GRAY);
+  cv::Mat mask(bgr.size(), CV_8UC1);
+  for (int y = 0; y < bgr.rows; y += 16) {
+    for (int x = 0; x < bgr.cols; x += 16) {
+      const cv::Rect block(x, y, std::min(16, bgr.cols - x), std::min(16, bgr.rows - y));
+      const double mean = cv::mean(gray(block))[0];
+      mask(block).setTo(mean < 70 ? 0 : mean < 120 ? 1 : mean < 170 ? 3 : 4);
+    }
+  }
+  return mask;
+}
+
+LabelSet makeSegLabelSet(const std::string& folder, std::vector<LabelClass> classes = {}) {
+  LabelSet labels;
+  labels.folder = folder;
+  labels.task = Task::Seg;
+  labels.classes = std::move(classes);
+  const std::vector<cv::Mat> frames = framesFromSample();
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    FrameLabels frame;
+    frame.image = frames[i];
+    frame.mask = blockMask(frames[i]);
+    addFrame(labels, "frame" + std::to_string(i), frame, i == 3 ? FrameSplit::Validation : FrameSplit::Train);
+  }
+  return labels;
+}
+
+TrainingSettings quickSettings(int steps) {
+  TrainingSettings settings;
+  settings.steps = steps;
+  settings.batchSize = 4;
+  settings.learningRate = 3e-3;
+  settings.inputSize = kInput;
+  settings.evaluateEvery = 0;
+  return settings;
+}
+
+Model loadFp32(const std::string& task) {
+  ModelOptions options;
+  options.dtype = at::kFloat;
+  return Model::load(goldenModel(task), options);
+}
+
+}  // namespace
+
+class TestFinetuneTraining : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void segLossHalvesMetricRisesAndTheSavedModelReproducesIt() {
+    QTemporaryDir dir;
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
+    FineTuner tuner(loadFp32("seg"), labels, quickSettings(150));
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    QCOMPARE(tuner.samples().size(),
+             std::size_t(3 * 2 + 1));  // 3 training frames x (as is, flipped) + 1 validation
+    int reports = 0;
+    const TrainingReport report = tuner.train(control, [&](const TrainingProgress& p) {
+      ++reports;
+      QVERIFY(p.step >= 1 && p.step <= 150 && p.totalSteps == 150 && std::isfinite(p.trainLoss));
+    });
+    QCOMPARE(report.steps, 150);
+    QCOMPARE(reports, 150);
+    QVERIFY2(report.lastLoss <= 0.5 * report.firstLoss,
+             qPrintable(QString("loss %1 -> %2").arg(report.firstLoss).arg(report.lastLoss)));
+    QVERIFY2(
+        report.trainingAfter.metric > report.trainingBefore.metric + 0.1,
+        qPrintable(
+            QString("mIoU %1 -> %2").arg(report.trainingBefore.metric).arg(report.trainingAfter.metric)));
+    QVERIFY(report.validationAfter && report.validationAfter->samples == 1);
+
+    // The full model through the normal loading path, and the head file over its base checkpoint.
+    const std::string full = dir.filePath("full.safetensors").toStdString();
+    const std::string head = dir.filePath("head.safetensors").toStdString();
+    tuner.save(full, true);
+    tuner.save(head, false);
+    const Model reloaded = Model::load(full);
+    const Model withHead = loadFinetunedModel(head);
+    for (std::size_t i = 0; i < tuner.samples().size(); ++i) {
+      const at::Tensor trained = tuner.predict(i).get("seg_logits");
+      const at::Tensor input = tuner.sampleInput(i);
+      QVERIFY2(at::equal(reloaded.forward(input).get("seg_logits"), trained),
+               qPrintable(QString("sample %1").arg(i)));
+      QVERIFY(at::equal(withHead.forward(input).get("seg_logits"), trained));
+    }
+    // Not trivially equal: the checkpoint's own head predicts something else.
+    QVERIFY(!at::equal(loadFp32("seg").forward(tuner.sampleInput(0)).get("seg_logits"),
+                       tuner.predict(0).get("seg_logits")));
+
+    const auto metadata = readModelMetadata(full);
+    QCOMPARE(metadata.at("format"), std::string("sapiens2-finetune"));
+    QCOMPARE(metadata.at("content"), std::string("full"));
+    QCOMPARE(metadata.at("base_checkpoint"), goldenModel("seg"));
+    QCOMPARE(metadata.at("step"), std::string("150"));
+    const auto classes = nlohmann::json::parse(metadata.at("classes"));
+    QCOMPARE(classes.size(), std::size_t(29));
+    QCOMPARE(classes[4]["name"].get<std::string>(), std::string("Hair"));
+    QVERIFY(nlohmann::json::parse(metadata.at("metrics")).contains("validation"));
+    QCOMPARE(readModelMetadata(head).at("content"), std::string("head"));
+  }
+
+  void userClassesGetAFreshHeadThatLoadsEverywhere() {
+    QTemporaryDir dir;
+    const std::vector<LabelClass> classes{{"bg", {0, 0, 0}, std::nullopt},
+                                          {"dark", {255, 0, 0}, std::nullopt},
+                                          {"mid", {0, 255, 0}, std::nullopt},
+                                          {"unused", {0, 0, 255}, std::nullopt},
+                                          {"bright", {255, 255, 255}, 2.0}};
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString(), classes);
+    FineTuner tuner(loadFp32("seg"), labels, quickSettings(40));
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    QCOMPARE(tuner.model().architecture().head.outChannels, 5);
+    const TrainingReport report = tuner.train(control);
+    QVERIFY(report.lastLoss < report.firstLoss);
+    const std::string path = dir.filePath("five.safetensors").toStdString();
+    tuner.save(path, true);
+    const Model reloaded = Model::load(path);
+    QCOMPARE(reloaded.architecture().head.outChannels, 5);
+    QVERIFY(at::equal(reloaded.forward(tuner.sampleInput(0)).get("seg_logits"),
+                      tuner.predict(0).get("seg_logits")));
+    const auto saved = nlohmann::json::parse(readModelMetadata(path).at("classes"));
+    QCOMPARE(saved[4]["name"].get<std::string>(), std::string("bright"));
+  }
+
+  void poseLossHalvesAndPckRises() {
+    QTemporaryDir dir;
+    LabelSet labels;
+    labels.folder = dir.filePath("pose").toStdString();
+    labels.task = Task::Pose;
+    // Body keypoints at fixed places of the person box, left/right partners mirrored, so the flipped
+    // variant has the same targets: the head has to learn where they are.
+    const std::vector<cv::Mat> frames = framesFromSample();
+    const int flipPartner[17] = {0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15};
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      FrameLabels frame;
+      frame.image = frames[i];
+      PersonLabel person;
+      person.bbox = BoundingBox{8, 8, kInput.width - 9.0f, kInput.height - 9.0f};
+      person.keypoints.assign(308, KeypointLabel{});
+      const double cx = (kInput.width - 1) / 2.0;
+      for (int k = 0; k < 17; ++k) {
+        const int row = (k + 1) / 2;
+        const double dx = k == 0 ? 0 : 6.0 + 2 * row;
+        const double side = k == 0 ? 0 : (k % 2 == 1 ? -1 : 1);
+        person.keypoints[k] = {cx + side * dx, 14.0 + 12.0 * row, 2};
+        QCOMPARE(flipPartner[flipPartner[k]], k);
+      }
+      frame.people.push_back(person);
+      addFrame(labels, "p" + std::to_string(i), frame, FrameSplit::Train);
+    }
+    TrainingSettings settings = quickSettings(150);
+    settings.learningRate = 5e-3;
+    FineTuner tuner(loadFp32("pose"), labels, settings);
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    const TrainingReport report = tuner.train(control);
+    QVERIFY2(report.lastLoss <= 0.5 * report.firstLoss,
+             qPrintable(QString("loss %1 -> %2").arg(report.firstLoss).arg(report.lastLoss)));
+    QVERIFY2(report.trainingAfter.metric > report.trainingBefore.metric + 0.05,
+             qPrintable(
+                 QString("PCK %1 -> %2").arg(report.trainingBefore.metric).arg(report.trainingAfter.metric)));
+    const std::string path = dir.filePath("pose.safetensors").toStdString();
+    tuner.save(path, true);
+    QVERIFY(at::equal(Model::load(path).forward(tuner.sampleInput(1)).get("pose_heatmaps"),
+                      tuner.predict(1).get("pose_heatmaps")));
+  }
+
+  void normalLossHalvesAndTheAngularErrorFalls() {
+    QTemporaryDir dir;
+    LabelSet labels;
+    labels.folder = dir.filePath("normal").toStdString();
+    labels.task = Task::Normal;
+    for (const cv::Mat& image : framesFromSample()) {
+      FrameLabels frame;
+      frame.image = image;
+      // Normals from the blocks' colour, NaN (no target) in the top rows.
+      frame.target = cv::Mat(image.size(), CV_32FC3);
+      for (int y = 0; y < image.rows; ++y) {
+        for (int x = 0; x < image.cols; ++x) {
+          const cv::Vec3b c = image.at<cv::Vec3b>(y / 16 * 16, x / 16 * 16);
+          const cv::Vec3f n(c[2] / 255.0f - 0.5f, c[1] / 255.0f - 0.5f, -1.0f);
+          frame.target.at<cv::Vec3f>(y, x) = y < 8 ? cv::Vec3f(NAN, NAN, NAN) : n / cv::norm(n);
+        }
+      }
+      addFrame(labels, "n" + std::to_string(labels.frames.size()), frame, FrameSplit::Train);
+    }
+    FineTuner tuner(loadFp32("normal"), labels, quickSettings(100));
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    const TrainingReport report = tuner.train(control);
+    QVERIFY2(report.lastLoss <= 0.5 * report.firstLoss,
+             qPrintable(QString("loss %1 -> %2").arg(report.firstLoss).arg(report.lastLoss)));
+    QVERIFY2(
+        report.trainingAfter.metric < report.trainingBefore.metric,
+        qPrintable(
+            QString("angle %1 -> %2").arg(report.trainingBefore.metric).arg(report.trainingAfter.metric)));
+  }
+
+  void pauseStopContinueAndSnapshots() {
+    QTemporaryDir dir;
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
+    TrainingSettings settings = quickSettings(12);
+    settings.snapshotEvery = 4;
+    settings.snapshotFolder = dir.filePath("snapshots").toStdString();
+    FineTuner tuner(loadFp32("seg"), labels, settings);
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+
+    // Stop from the progress callback (as a GUI thread would between steps).
+    TrainingReport report = tuner.train(control, [&](const TrainingProgress& p) {
+      if (p.step == 5) control.stop();
+    });
+    QVERIFY(report.stopped);
+    QCOMPARE(report.steps, 5);
+    QVERIFY(std::filesystem::exists(settings.snapshotFolder + "/snapshot-step-000004.safetensors"));
+
+    // Pause from another thread, resume it later: train() waits, then finishes.
+    control.reset();
+    control.pause();
+    std::atomic<int> stepWhilePaused{-1};
+    std::thread resumer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      stepWhilePaused = tuner.step();
+      control.resume();
+    });
+    report = tuner.train(control);
+    resumer.join();
+    QCOMPARE(stepWhilePaused.load(), 5);  // nothing ran while paused
+    QVERIFY(!report.stopped);
+    QCOMPARE(report.steps, 12);
+    const Model snapshot = loadFinetunedModel(settings.snapshotFolder + "/snapshot-step-000012.safetensors");
+    QVERIFY(at::equal(snapshot.forward(tuner.sampleInput(0)).get("seg_logits"),
+                      tuner.predict(0).get("seg_logits")));
+  }
+
+  void theFeatureCacheIsSharedAndSpills() {
+    QTemporaryDir dir;
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
+    auto cache = std::make_shared<FeatureCache>(0, dir.filePath("spill").toStdString());  // everything spills
+    TrainingControl control;
+    FineTuner first(loadFp32("seg"), labels, quickSettings(3), cache);
+    QVERIFY(first.prepare(control));
+    // 7 samples but 6 distinct inputs: the validation frame is the mirror image of training frame 1, so
+    // its input equals that frame's flipped variant and the content key finds it.
+    QCOMPARE(first.samples().size(), std::size_t(7));
+    QCOMPARE(cache->size(), std::size_t(6));
+    QCOMPARE(cache->spilledEntries(), std::size_t(6));
+    QCOMPARE(first.train(control).steps, 3);
+
+    // A second run on the same frames and backbone finds every feature; another backbone finds none.
+    std::size_t progressCalls = 0;
+    FineTuner second(loadFp32("seg"), labels, quickSettings(3), cache);
+    QVERIFY(second.prepare(control, [&](std::size_t, std::size_t) { ++progressCalls; }));
+    QCOMPARE(progressCalls, std::size_t(7));
+    QCOMPARE(cache->size(), std::size_t(6));
+    Model other = loadFp32("seg");
+    other.parameters().at("backbone.ln1.weight").mul_(2.0);
+    FineTuner third(std::move(other), labels, quickSettings(3), cache);
+    QVERIFY(third.prepare(control));
+    QCOMPARE(cache->size(), std::size_t(12));
+  }
+
+  void theHeadOnCachedFeaturesEqualsTheWholeForwardPass() {
+    QTemporaryDir dir;
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
+    FineTuner tuner(loadFp32("seg"), labels, quickSettings(1));
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    const at::Tensor input = tuner.sampleInput(0);
+    const at::Tensor cached = tuner.predict(0).get("seg_logits");
+    QVERIFY(at::equal(tuner.model().forwardHead(tuner.model().backboneFeatures(input)).get("seg_logits"),
+                      cached));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestFinetuneTraining)
+#include "test_finetune_training.moc"
