@@ -7,6 +7,11 @@ out vec4 fragColor;
 
 uniform sampler2D uImage;  // unit 0
 
+// Comparison: layers are drawn only on fragments at or right of this framebuffer column. Blend: 0
+// (everywhere); split slider: the divider's column; side by side: 0 in the layers pane and beyond the
+// framebuffer in the plain image's pane.
+uniform float uLayersFromX;
+
 // Dense RGB(A) map at any resolution (surface normals, albedo): mixed by opacity x alpha.
 uniform bool uColorMapEnabled;
 uniform sampler2D uColorMap;  // unit 1
@@ -21,11 +26,12 @@ uniform float uMaskOpacity;
 
 void main() {
   vec3 color = texture(uImage, vTexCoord).rgb;
-  if (uColorMapEnabled) {
+  bool layersHere = gl_FragCoord.x >= uLayersFromX;
+  if (layersHere && uColorMapEnabled) {
     vec4 mapped = texture(uColorMap, vTexCoord);
     color = mix(color, mapped.rgb, uColorMapOpacity * mapped.a);
   }
-  if (uMaskEnabled) {
+  if (layersHere && uMaskEnabled) {
     ivec2 size = textureSize(uMask, 0);
     ivec2 texel = clamp(ivec2(vTexCoord * vec2(size)), ivec2(0), size - 1);
     uint classIndex = texelFetch(uMask, texel, 0).r;

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #ifndef GL_BGR
 #define GL_BGR 0x80E0
@@ -47,6 +48,18 @@ constexpr double kNearestFilterZoom = 2.0;
 constexpr double kKeypointRadius = 4.0;
 constexpr double kLinkWidth = 2.0;
 constexpr double kBoxWidth = 2.0;
+constexpr double kSelectedBoxWidth = 4.0;
+
+// Side by side: blank logical pixels between the two panes.
+constexpr double kPaneGap = 4.0;
+// Split: the divider can be grabbed this far (logical pixels) either side of it.
+constexpr double kDividerGrab = 6.0;
+// A press and release closer than this (logical pixels) is a click (selects a box), not a pan.
+constexpr double kClickSlop = 3.0;
+// Smaller sketches (image pixels a side) are taken for a slip of the mouse.
+constexpr double kMinBoxSide = 2.0;
+// Beyond any framebuffer column: layers off in that pane.
+constexpr float kNoLayers = 1e9f;
 
 QColor toQColor(const Rgb& rgb) {
   return QColor(rgb[0], rgb[1], rgb[2]);
@@ -166,7 +179,53 @@ void ImageView::setColorMapVisible(bool visible) {
 
 void ImageView::setPoses(const std::vector<PoseInstance>& poses) {
   poses_ = poses;
+  selectBox(-1);
   update();
+}
+
+void ImageView::selectBox(int index) {
+  const int selected = index >= 0 && index < int(poses_.size()) ? index : -1;
+  if (selected == selectedBox_) return;
+  selectedBox_ = selected;
+  update();
+  Q_EMIT selectedBoxChanged(selectedBox_);
+}
+
+void ImageView::setCompareMode(CompareMode mode) {
+  if (mode == compareMode_) return;
+  // Keep the image point at the (left) pane's centre where it is when the pane changes width.
+  const QPointF centre = widgetToImage(QPointF(paneWidth() / 2.0, height() / 2.0));
+  compareMode_ = mode;
+  if (fitToView_ || image_.empty()) {
+    fitToView();
+  } else {
+    setZoomAndOrigin(zoom_, QPointF(paneWidth() / 2.0, height() / 2.0) - centre * zoom_);
+  }
+  update();
+  Q_EMIT compareModeChanged(mode);
+}
+
+void ImageView::setSplitPosition(double fraction) {
+  splitPosition_ = std::isfinite(fraction) ? std::clamp(fraction, 0.0, 1.0) : 0.5;
+  update();
+}
+
+double ImageView::paneWidth() const {
+  return compareMode_ == CompareMode::SideBySide ? std::max(1.0, std::floor((width() - kPaneGap) / 2.0))
+                                                 : double(width());
+}
+
+QRectF ImageView::paneRect(Pane pane) const {
+  const double x =
+      compareMode_ == CompareMode::SideBySide && pane == Pane::Layers ? paneWidth() + kPaneGap : 0;
+  return QRectF(x, 0, paneWidth(), height());
+}
+
+QPointF ImageView::toPane(const QPointF& widgetPos) const {
+  const QRectF layers = paneRect(Pane::Layers);
+  if (compareMode_ == CompareMode::SideBySide && widgetPos.x() >= layers.left())
+    return widgetPos - layers.topLeft();
+  return widgetPos;
 }
 
 void ImageView::setKeypointThreshold(double threshold) {
@@ -188,22 +247,24 @@ void ImageView::clearLayers() {
   mask_.release();
   colorMap_.release();
   poses_.clear();
+  selectBox(-1);
+  sketchingBox_ = false;
   maskStale_ = true;
   colorMapStale_ = true;
   update();
 }
 
 QPointF ImageView::widgetToImage(const QPointF& widgetPos) const {
-  return (widgetPos - origin_) / zoom_;
+  return (toPane(widgetPos) - origin_) / zoom_;
 }
 
-QPointF ImageView::imageToWidget(const QPointF& imagePos) const {
-  return imagePos * zoom_ + origin_;
+QPointF ImageView::imageToWidget(const QPointF& imagePos, Pane pane) const {
+  return imagePos * zoom_ + origin_ + paneRect(pane).topLeft();
 }
 
 double ImageView::fitZoom() const {
   if (image_.empty() || width() <= 0 || height() <= 0) return 1.0;
-  return std::min(double(width()) / image_.cols, double(height()) / image_.rows);
+  return std::min(paneWidth() / image_.cols, double(height()) / image_.rows);
 }
 
 void ImageView::fitToView() {
@@ -211,14 +272,14 @@ void ImageView::fitToView() {
   if (image_.empty()) return update();
   const double zoom = std::clamp(fitZoom(), std::min(kMinZoom, fitZoom()), kMaxZoom);
   const QPointF size(image_.cols * zoom, image_.rows * zoom);
-  setZoomAndOrigin(zoom, (QPointF(width(), height()) - size) / 2.0);
+  setZoomAndOrigin(zoom, (QPointF(paneWidth(), height()) - size) / 2.0);
 }
 
 void ImageView::showActualSize() {
   if (image_.empty()) return;
   fitToView_ = false;
-  // Keep the image point at the view's centre where it is.
-  const QPointF centre(width() / 2.0, height() / 2.0);
+  // Keep the image point at the (left) pane's centre where it is.
+  const QPointF centre(paneWidth() / 2.0, height() / 2.0);
   const QPointF imageCentre = widgetToImage(centre);
   setZoomAndOrigin(1.0, centre - imageCentre);
 }
@@ -229,15 +290,15 @@ void ImageView::zoomAt(const QPointF& anchor, double factor) {
   const double minZoom = std::min(kMinZoom, fitZoom());
   const double zoom = std::clamp(zoom_ * factor, minZoom, kMaxZoom);
   const QPointF imagePoint = widgetToImage(anchor);
-  setZoomAndOrigin(zoom, anchor - imagePoint * zoom);
+  setZoomAndOrigin(zoom, toPane(anchor) - imagePoint * zoom);
 }
 
 void ImageView::zoomIn() {
-  zoomAt(QPointF(width() / 2.0, height() / 2.0), std::sqrt(2.0));
+  zoomAt(QPointF(paneWidth() / 2.0, height() / 2.0), std::sqrt(2.0));
 }
 
 void ImageView::zoomOut() {
-  zoomAt(QPointF(width() / 2.0, height() / 2.0), 1.0 / std::sqrt(2.0));
+  zoomAt(QPointF(paneWidth() / 2.0, height() / 2.0), 1.0 / std::sqrt(2.0));
 }
 
 void ImageView::setZoomAndOrigin(double zoom, const QPointF& origin) {
@@ -351,18 +412,23 @@ void ImageView::uploadLayers() {
 // Keypoints are a QPainter pass over the GL picture rather than a shader layer: a few hundred
 // anti-aliased circles and lines that keep their on-screen size at every zoom, and their coordinates
 // are sub-pixel points, not a raster the shader could sample.
-void ImageView::paintPoses() {
-  if (!posesVisible_ || poses_.empty()) return;
+void ImageView::paintPoses(QPainter& painter) {
+  if ((!posesVisible_ && !boxesVisible_) || poses_.empty()) return;
   const KeypointMetadata& metadata = keypoints308();
-  QPainter painter(this);
+  painter.save();
+  painter.setClipRect(layersRect());
   painter.setRenderHint(QPainter::Antialiasing);
-  for (const PoseInstance& pose : poses_) {
+  for (std::size_t p = 0; p < poses_.size(); ++p) {
+    const PoseInstance& pose = poses_[p];
     if (boxesVisible_) {
-      painter.setPen(QPen(QColor(0, 255, 0), kBoxWidth));
+      const bool selected = int(p) == selectedBox_;
+      painter.setPen(
+          QPen(selected ? QColor(255, 200, 0) : QColor(0, 255, 0), selected ? kSelectedBoxWidth : kBoxWidth));
       painter.setBrush(Qt::NoBrush);
       painter.drawRect(QRectF(imageToWidget(QPointF(pose.bbox.x1, pose.bbox.y1)),
                               imageToWidget(QPointF(pose.bbox.x2, pose.bbox.y2))));
     }
+    if (!posesVisible_) continue;
     const std::size_t count = std::min({pose.keypoints.size(), pose.scores.size(), metadata.size()});
     auto shown = [&](std::size_t i) {
       return i < count && pose.scores[i] >= keypointThreshold_ &&
@@ -384,6 +450,64 @@ void ImageView::paintPoses() {
       painter.drawEllipse(widgetPoint(i), kKeypointRadius, kKeypointRadius);
     }
   }
+  painter.restore();
+}
+
+void ImageView::paintBoxSketch(QPainter& painter) {
+  if (!sketchingBox_) return;
+  const QRectF box(imageToWidget(sketchStart_), imageToWidget(sketchEnd_));
+  painter.save();
+  painter.setBrush(Qt::NoBrush);
+  painter.setPen(QPen(QColor(0, 0, 0), kBoxWidth));
+  painter.drawRect(box.normalized());
+  painter.setPen(QPen(QColor(255, 255, 255), kBoxWidth, Qt::DashLine));
+  painter.drawRect(box.normalized());
+  painter.restore();
+}
+
+void ImageView::paintComparisonMarks(QPainter& painter) {
+  if (compareMode_ != CompareMode::Split) return;
+  const double x = splitPosition_ * width();
+  painter.save();
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(QPen(QColor(0, 0, 0, 140), 3.0));
+  painter.drawLine(QPointF(x, 0), QPointF(x, height()));
+  painter.setPen(QPen(QColor(255, 255, 255), 1.0));
+  painter.drawLine(QPointF(x, 0), QPointF(x, height()));
+  painter.setBrush(QColor(255, 255, 255));
+  painter.setPen(QPen(QColor(0, 0, 0, 140), 1.0));
+  painter.drawRoundedRect(QRectF(x - 4, height() / 2.0 - 16, 8, 32), 3, 3);
+  painter.restore();
+}
+
+QRectF ImageView::layersRect() const {
+  switch (compareMode_) {
+    case CompareMode::Split: {
+      const double x = splitPosition_ * width();
+      return QRectF(x, 0, width() - x, height());
+    }
+    case CompareMode::SideBySide:
+      return paneRect(Pane::Layers);
+    case CompareMode::Blend:
+      break;
+  }
+  return rect();
+}
+
+void ImageView::drawImagePane(const QRectF& pane, float layersFromX) {
+  // The pane is a viewport of its own: geometry outside it is clipped, and its clip space is the pane's.
+  const qreal dpr = devicePixelRatioF();
+  glViewport(GLint(std::lround(pane.left() * dpr)), 0, GLsizei(std::lround(pane.width() * dpr)),
+             GLsizei(std::lround(pane.height() * dpr)));
+  // image pixels -> pane pixels -> clip space (y up). Column-major for the GL mat3.
+  const double sx = 2.0 * zoom_ / pane.width();
+  const double sy = -2.0 * zoom_ / pane.height();
+  const double tx = 2.0 * origin_.x() / pane.width() - 1.0;
+  const double ty = 1.0 - 2.0 * origin_.y() / pane.height();
+  const GLfloat imageToClip[9] = {GLfloat(sx), 0, 0, 0, GLfloat(sy), 0, GLfloat(tx), GLfloat(ty), 1};
+  glUniformMatrix3fv(program_->uniformLocation("uImageToClip"), 1, GL_FALSE, imageToClip);
+  program_->setUniformValue("uLayersFromX", layersFromX);
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 }
 
 void ImageView::paintGL() {
@@ -399,15 +523,7 @@ void ImageView::paintGL() {
   if (textureStale_) uploadTexture();
   uploadLayers();
 
-  // image pixels -> widget pixels -> clip space (y up). Column-major for the GL mat3.
-  const double sx = 2.0 * zoom_ / width();
-  const double sy = -2.0 * zoom_ / height();
-  const double tx = 2.0 * origin_.x() / width() - 1.0;
-  const double ty = 1.0 - 2.0 * origin_.y() / height();
-  const GLfloat imageToClip[9] = {GLfloat(sx), 0, 0, 0, GLfloat(sy), 0, GLfloat(tx), GLfloat(ty), 1};
-
   program_->bind();
-  glUniformMatrix3fv(program_->uniformLocation("uImageToClip"), 1, GL_FALSE, imageToClip);
   program_->setUniformValue("uImageSize", QVector2D(image_.cols, image_.rows));
   glActiveTexture(GL_TEXTURE0 + kImageUnit);
   glBindTexture(GL_TEXTURE_2D, texture_);
@@ -430,10 +546,30 @@ void ImageView::paintGL() {
   }
   glActiveTexture(GL_TEXTURE0 + kImageUnit);
   vertexArray_->bind();
-  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  const qreal dpr = devicePixelRatioF();
+  switch (compareMode_) {
+    case CompareMode::Blend:
+      drawImagePane(paneRect(Pane::Layers), 0.0f);
+      break;
+    case CompareMode::Split:
+      drawImagePane(paneRect(Pane::Layers), float(splitPosition_ * width() * dpr));
+      break;
+    case CompareMode::SideBySide:
+      drawImagePane(paneRect(Pane::Image), kNoLayers);
+      drawImagePane(paneRect(Pane::Layers), 0.0f);
+      break;
+  }
   vertexArray_->release();
   program_->release();
-  paintPoses();
+  glViewport(0, 0, GLsizei(std::lround(width() * dpr)), GLsizei(std::lround(height() * dpr)));
+
+  const bool posesShown = (posesVisible_ || boxesVisible_) && !poses_.empty();
+  if (posesShown || sketchingBox_ || compareMode_ == CompareMode::Split) {
+    QPainter painter(this);
+    paintPoses(painter);
+    paintBoxSketch(painter);
+    paintComparisonMarks(painter);
+  }
 
   if (shownPending_) {
     shownPending_ = false;
@@ -452,10 +588,53 @@ void ImageView::wheelEvent(QWheelEvent* event) {
   event->accept();
 }
 
+QPointF ImageView::clampToImage(const QPointF& imagePoint) const {
+  return QPointF(std::clamp(imagePoint.x(), 0.0, double(image_.cols)),
+                 std::clamp(imagePoint.y(), 0.0, double(image_.rows)));
+}
+
+bool ImageView::nearDivider(const QPointF& widgetPos) const {
+  return compareMode_ == CompareMode::Split &&
+         std::abs(widgetPos.x() - splitPosition_ * width()) <= kDividerGrab;
+}
+
+int ImageView::boxAt(const QPointF& imagePoint) const {
+  int best = -1;
+  double bestArea = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < poses_.size(); ++i) {
+    const BoundingBox& box = poses_[i].bbox;
+    const bool inside = imagePoint.x() >= box.x1 && imagePoint.x() <= box.x2 + 1 &&
+                        imagePoint.y() >= box.y1 && imagePoint.y() <= box.y2 + 1;
+    // The innermost box wins where boxes nest.
+    const double area = double(box.width()) * double(box.height());
+    if (inside && area < bestArea) {
+      best = int(i);
+      bestArea = area;
+    }
+  }
+  return best;
+}
+
 void ImageView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton && !image_.empty()) {
+    if (nearDivider(event->position())) {
+      draggingDivider_ = true;
+      setCursor(Qt::SplitHCursor);
+      event->accept();
+      return;
+    }
+    if (event->modifiers() & Qt::ShiftModifier) {
+      sketchingBox_ = true;
+      sketchStart_ = sketchEnd_ = clampToImage(widgetToImage(event->position()));
+      setCursor(Qt::CrossCursor);
+      update();
+      event->accept();
+      return;
+    }
+  }
   if (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton) {
     dragging_ = true;
-    lastDragPos_ = event->position();
+    lastDragPos_ = pressPos_ = event->position();
     setCursor(Qt::ClosedHandCursor);
     event->accept();
     return;
@@ -464,18 +643,46 @@ void ImageView::mousePressEvent(QMouseEvent* event) {
 }
 
 void ImageView::mouseMoveEvent(QMouseEvent* event) {
-  if (dragging_ && !image_.empty()) {
+  if (draggingDivider_) {
+    setSplitPosition(width() > 0 ? event->position().x() / width() : 0.5);
+    Q_EMIT splitPositionMoved(splitPosition_);
+  } else if (sketchingBox_) {
+    sketchEnd_ = clampToImage(widgetToImage(event->position()));
+    update();
+  } else if (dragging_ && !image_.empty()) {
     fitToView_ = false;
     setZoomAndOrigin(zoom_, origin_ + (event->position() - lastDragPos_));
     lastDragPos_ = event->position();
+  } else if (nearDivider(event->position())) {
+    setCursor(Qt::SplitHCursor);
+  } else if (compareMode_ == CompareMode::Split) {
+    unsetCursor();
   }
   reportHover(event->position());
 }
 
 void ImageView::mouseReleaseEvent(QMouseEvent* event) {
+  if (draggingDivider_ && event->button() == Qt::LeftButton) {
+    draggingDivider_ = false;
+    unsetCursor();
+    event->accept();
+    return;
+  }
+  if (sketchingBox_ && event->button() == Qt::LeftButton) {
+    sketchingBox_ = false;
+    unsetCursor();
+    update();
+    const QRectF box = QRectF(sketchStart_, sketchEnd_).normalized();
+    if (box.width() >= kMinBoxSide && box.height() >= kMinBoxSide) Q_EMIT personBoxDrawn(box);
+    event->accept();
+    return;
+  }
   if (dragging_ && (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton)) {
     dragging_ = false;
     unsetCursor();
+    const bool click = (event->position() - pressPos_).manhattanLength() < kClickSlop;
+    if (click && event->button() == Qt::LeftButton && boxesVisible_ && !image_.empty())
+      selectBox(boxAt(widgetToImage(event->position())));
     event->accept();
     return;
   }
@@ -496,6 +703,17 @@ void ImageView::keyPressEvent(QKeyEvent* event) {
       break;
     case Qt::Key_Minus:
       zoomOut();
+      break;
+    case Qt::Key_Delete:
+    case Qt::Key_Backspace:
+      if (selectedBox_ < 0) return QOpenGLWidget::keyPressEvent(event);
+      Q_EMIT personBoxDeleteRequested(selectedBox_);
+      break;
+    case Qt::Key_Escape:
+      if (!sketchingBox_ && selectedBox_ < 0) return QOpenGLWidget::keyPressEvent(event);
+      sketchingBox_ = false;
+      selectBox(-1);
+      update();
       break;
     default:
       QOpenGLWidget::keyPressEvent(event);

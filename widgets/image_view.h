@@ -2,7 +2,10 @@
 // The 2-D view: an image drawn as a GL texture by shaders/image.{vert,frag}, with zoom to the cursor
 // (wheel), pan (drag), fit (F) and 1:1 (1), and a read-out of the pixel under the cursor. Result layers
 // over it: a class-index mask coloured through a palette, one dense colour map (normals, albedo, depth),
-// and the pose keypoints, skeleton and person boxes.
+// and the pose keypoints, skeleton and person boxes. The layers are blended over the whole image, or
+// compared with it side by side (two panes sharing zoom and pan) or across a draggable split divider.
+// Person boxes can be edited: Shift + drag draws one, a click selects one and Delete removes it (the
+// view reports the edit; whoever owns the results re-runs pose).
 
 #include "sapiens/pipeline/frame_result.h"
 
@@ -13,11 +16,13 @@
 #include <QOpenGLWidget>
 #include <QPoint>
 #include <QPointF>
+#include <QRectF>
 
 #include <memory>
 #include <vector>
 
 class QOpenGLShaderProgram;
+class QPainter;
 class QOpenGLVertexArrayObject;
 
 namespace sapiens::widgets {
@@ -26,6 +31,13 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   Q_OBJECT
 
  public:
+  /// How the result layers are compared with the image.
+  enum class CompareMode { Blend, SideBySide, Split };
+  Q_ENUM(CompareMode)
+  /// Side by side shows the plain image in the left pane and the layers in the right one; in the other
+  /// modes both are the one pane.
+  enum class Pane { Image, Layers };
+
   explicit ImageView(QWidget* parent = nullptr);
   ~ImageView() override;
 
@@ -39,9 +51,18 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   double zoom() const { return zoom_; }
   /// True while the view re-fits the image on every resize (until the user zooms or pans).
   bool fitsToView() const { return fitToView_; }
-  /// Image coordinates (pixel centres at +0.5) of a widget position, and back.
+  /// Image coordinates (pixel centres at +0.5) of a widget position in either pane, and back (into
+  /// `pane`).
   QPointF widgetToImage(const QPointF& widgetPos) const;
-  QPointF imageToWidget(const QPointF& imagePos) const;
+  QPointF imageToWidget(const QPointF& imagePos, Pane pane = Pane::Layers) const;
+
+  void setCompareMode(CompareMode mode);
+  CompareMode compareMode() const { return compareMode_; }
+  /// Split mode: the divider's position as a share of the view's width, clamped to [0, 1].
+  void setSplitPosition(double fraction);
+  double splitPosition() const { return splitPosition_; }
+  /// The widget rectangle of `pane`.
+  QRectF paneRect(Pane pane) const;
 
   /// Part mask: `labels` (CV_8UC1 class indices, any size; empty = none) drawn through `palette`
   /// (up to 256 colours; alpha 0 leaves a class undrawn) at `opacity`.
@@ -61,6 +82,9 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   void setBoxesVisible(bool visible);
   const std::vector<PoseInstance>& poses() const { return poses_; }
   double keypointThreshold() const { return keypointThreshold_; }
+  /// The selected person box (an index into poses()), or -1.
+  int selectedBox() const { return selectedBox_; }
+  void selectBox(int index);
   /// Removes every result layer (a new image is on the way).
   void clearLayers();
 
@@ -83,6 +107,14 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   void pixelHovered(const QPoint& pixel, const QColor& color);
   /// The cursor left the image (or the view).
   void hoverLeft();
+  void compareModeChanged(sapiens::widgets::ImageView::CompareMode mode);
+  /// The user moved the split divider (setSplitPosition does not report).
+  void splitPositionMoved(double fraction);
+  /// The user drew a person box (Shift + drag); image pixels, inside the image.
+  void personBoxDrawn(const QRectF& imageRect);
+  /// The user asked to delete person box `index` (a box was selected and Delete pressed).
+  void personBoxDeleteRequested(int index);
+  void selectedBoxChanged(int index);
 
  protected:
   void initializeGL() override;
@@ -99,7 +131,18 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   void releaseGl();
   void uploadTexture();
   void uploadLayers();
-  void paintPoses();
+  void drawImagePane(const QRectF& pane, float layersFromX);
+  void paintPoses(QPainter& painter);
+  void paintComparisonMarks(QPainter& painter);
+  void paintBoxSketch(QPainter& painter);
+  /// Where the layers are drawn (widget pixels).
+  QRectF layersRect() const;
+  int boxAt(const QPointF& imagePoint) const;
+  QPointF clampToImage(const QPointF& imagePoint) const;
+  bool nearDivider(const QPointF& widgetPos) const;
+  double paneWidth() const;
+  /// Widget position -> the same position relative to its pane's top-left corner.
+  QPointF toPane(const QPointF& widgetPos) const;
   double fitZoom() const;
   void setZoomAndOrigin(double zoom, const QPointF& origin);
   void reportHover(const QPointF& widgetPos);
@@ -108,10 +151,18 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   bool textureStale_ = false;
   bool shownPending_ = false;
   double zoom_ = 1.0;
-  QPointF origin_;  // widget position of the image's top-left corner
+  QPointF origin_;  // the image's top-left corner, relative to its pane's (every pane draws it there)
   bool fitToView_ = true;
   bool dragging_ = false;
   QPointF lastDragPos_;
+  QPointF pressPos_;
+  bool draggingDivider_ = false;
+  bool sketchingBox_ = false;
+  QPointF sketchStart_;  // image pixels
+  QPointF sketchEnd_;
+  CompareMode compareMode_ = CompareMode::Blend;
+  double splitPosition_ = 0.5;
+  int selectedBox_ = -1;
 
   cv::Mat mask_;
   std::vector<QColor> palette_;

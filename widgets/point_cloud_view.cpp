@@ -17,6 +17,7 @@
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
 #include <vtkRenderer.h>
+#include <vtkSmartPointer.h>
 #include <vtkUnsignedCharArray.h>
 
 #include <QKeyEvent>
@@ -37,7 +38,8 @@ struct PointCloudView::Vtk {
   vtkNew<vtkGenericRenderWindowInteractor> interactor;
   vtkNew<vtkInteractorStyleTrackballCamera> style;
   vtkNew<vtkRenderer> renderer;
-  vtkNew<vtkPolyData> cloud;
+  // Shared with the PreparedCloud it came from; never changed once shown.
+  vtkSmartPointer<vtkPolyData> cloud = vtkSmartPointer<vtkPolyData>::New();
   vtkNew<vtkPolyDataMapper> mapper;
   vtkNew<vtkActor> actor;
   QSurface* surface = nullptr;
@@ -119,7 +121,15 @@ void PointCloudView::releaseGl() {
   vtk_->surface = nullptr;
 }
 
-void PointCloudView::setPoints(const float* xyz, const std::uint8_t* rgb, std::size_t count) {
+// The polydata is built where prepare runs and only read afterwards: VTK's reference counts are atomic,
+// so handing it to the GUI thread is safe.
+struct PointCloudView::PreparedCloud {
+  vtkSmartPointer<vtkPolyData> cloud = vtkSmartPointer<vtkPolyData>::New();
+};
+
+std::shared_ptr<const PointCloudView::PreparedCloud> PointCloudView::prepare(const float* xyz,
+                                                                             const std::uint8_t* rgb,
+                                                                             std::size_t count) {
   const auto n = static_cast<vtkIdType>(count);
   vtkNew<vtkFloatArray> coordinates;
   coordinates->SetNumberOfComponents(3);
@@ -153,12 +163,24 @@ void PointCloudView::setPoints(const float* xyz, const std::uint8_t* rgb, std::s
   vtkNew<vtkCellArray> vertices;
   vertices->SetData(offsets, connectivity);
 
-  vtk_->cloud->Initialize();
-  vtk_->cloud->SetPoints(points);
-  vtk_->cloud->SetVerts(vertices);
-  vtk_->cloud->GetPointData()->SetScalars(colors);
-  vtk_->cloud->Modified();
+  auto prepared = std::make_shared<PreparedCloud>();
+  prepared->cloud->SetPoints(points);
+  prepared->cloud->SetVerts(vertices);
+  prepared->cloud->GetPointData()->SetScalars(colors);
+  // Bounds are cached on first use; computing them here keeps that loop off the GUI thread too.
+  prepared->cloud->ComputeBounds();
+  return prepared;
+}
+
+void PointCloudView::setCloud(const std::shared_ptr<const PreparedCloud>& cloud) {
+  if (!cloud) return;
+  vtk_->cloud = cloud->cloud;
+  vtk_->mapper->SetInputData(vtk_->cloud);
   resetCamera();
+}
+
+void PointCloudView::setPoints(const float* xyz, const std::uint8_t* rgb, std::size_t count) {
+  setCloud(prepare(xyz, rgb, count));
 }
 
 std::size_t PointCloudView::pointCount() const {

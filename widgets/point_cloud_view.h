@@ -20,8 +20,16 @@ class PointCloudView : public QOpenGLWidget {
   explicit PointCloudView(QWidget* parent = nullptr);
   ~PointCloudView() override;
 
-  /// Replaces the cloud: `count` points, xyz as 3 floats each, rgb as 3 bytes each (nullptr: white).
-  /// The data is copied. The camera is reset to frame the new cloud.
+  /// A cloud copied into VTK's arrays, ready to be shown. Building one costs time in proportion to the
+  /// points, so it is done on any thread but the GUI's; showing it is then a pointer swap.
+  struct PreparedCloud;
+  /// `count` points, xyz as 3 floats each, rgb as 3 bytes each (nullptr: white); the data is copied.
+  /// Thread-safe.
+  static std::shared_ptr<const PreparedCloud> prepare(const float* xyz, const std::uint8_t* rgb,
+                                                      std::size_t count);
+  /// Replaces the cloud with `cloud` (from prepare) and resets the camera to frame it.
+  void setCloud(const std::shared_ptr<const PreparedCloud>& cloud);
+  /// prepare + setCloud, on the calling (GUI) thread.
   void setPoints(const float* xyz, const std::uint8_t* rgb, std::size_t count);
   std::size_t pointCount() const;
   void setPointSize(float pixels);

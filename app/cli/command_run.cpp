@@ -36,6 +36,7 @@ struct RunArgs {
   std::string device = "auto";
   std::string dtype;
   std::size_t batch = 1;
+  std::string shard;
   float keypointThreshold = 0.3f;
   std::vector<std::string> boxes;
   std::string boxFile;
@@ -207,6 +208,16 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   return !summary.taskErrors.empty() || s.cancelled ? kPartial : kOk;
 }
 
+// K/N with 1 <= K <= N.
+Shard parseShard(const std::string& text) {
+  unsigned long k = 0, n = 0;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> k >> slash >> n) || slash != '/' || !in.eof() || n == 0 || k == 0 || k > n)
+    throw CLI::ValidationError("--shard", "'" + text + "' is not K/N with 1 <= K <= N, e.g. 3/8");
+  return {k - 1, n};
+}
+
 int runRun(const RunArgs& a) {
   if (a.inputs.empty() == a.camera.empty())
     throw CLI::ValidationError("inputs", "give pictures, folders or one video file, or --camera DEVICE");
@@ -221,6 +232,7 @@ int runRun(const RunArgs& a) {
   options.device = a.device;
   options.dtype = a.dtype;
   options.batchSize = a.batch;
+  if (!a.shard.empty()) options.shard = parseShard(a.shard);
   options.keypointThreshold = a.keypointThreshold;
   for (const auto& b : a.boxes) options.personBoxes.push_back(parseBox(b));
   if (!a.boxFile.empty())
@@ -230,7 +242,12 @@ int runRun(const RunArgs& a) {
   options.overlays = !a.noOverlay;
 
   std::signal(SIGINT, [](int) { interrupted = true; });
-  if (!a.camera.empty() || isVideoInput(a.inputs)) return runVideoCommand(a, options);
+  if (!a.camera.empty() || isVideoInput(a.inputs)) {
+    if (options.shard)
+      throw CLI::ValidationError("--shard",
+                                 "splits pictures; to split one video, give each job --frames START:END");
+    return runVideoCommand(a, options);
+  }
   if (!a.frames.empty() || !a.videoOut.empty() || a.smooth || a.every != 1 || a.maxFrames >= 0)
     throw CLI::ValidationError("--frames/--every/--max-frames/--video-out/--smooth",
                                "only apply to one video file or --camera");
@@ -291,6 +308,8 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option("--batch", a->batch, "Pictures per forward pass (pose: their person crops together)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
       ->capture_default_str();
+  sub->add_option("--shard", a->shard,
+                  "Only part K of N of the sorted pictures (1-based; then `sapiens-cli merge OUTPUT`)");
   sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")
       ->capture_default_str();
   sub->add_option("--bbox", a->boxes, "Person box x1,y1,x2,y2 for pose (repeatable)");

@@ -1,5 +1,7 @@
 #include "image_loader.h"
 
+#include "thread_priority.h"
+
 #include "sapiens/media/image_io.h"
 
 #include <exception>
@@ -21,6 +23,7 @@ void ImageLoader::load(const QString& path) {
   pool_.clear();
   pending_ = 1;
   pool_.start([this, path, generation] {
+    runInBackgroundPriority();
     cv::Mat image;
     QString error;
     try {

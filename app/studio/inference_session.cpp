@@ -1,6 +1,7 @@
 #include "inference_session.h"
 
 #include "inference_worker.h"
+#include "thread_priority.h"
 
 #include <QMetaObject>
 
@@ -28,6 +29,9 @@ InferenceSession::InferenceSession(QObject* parent)
   connect(worker_, &InferenceWorker::runFailed, this, &InferenceSession::onFailed);
   connect(worker_, &InferenceWorker::runDropped, this, &InferenceSession::onDropped);
   thread_.start();
+  // First in the worker's queue: before it starts any thread of its own (OpenMP, OpenBLAS), which inherit
+  // its priority.
+  QMetaObject::invokeMethod(worker_, &runInBackgroundPriority, Qt::QueuedConnection);
 }
 
 InferenceSession::~InferenceSession() {
@@ -39,9 +43,22 @@ InferenceSession::~InferenceSession() {
 void InferenceSession::loadModel(Task task, const QString& path) {
   InferenceWorker* worker = worker_;
   const QString device = device_;
+  const QString dtype = dtype_;
   QMetaObject::invokeMethod(
-      worker, [worker, task, path, device] { worker->loadModel(task, path, device); }, Qt::QueuedConnection);
+      worker, [worker, task, path, device, dtype] { worker->loadModel(task, path, device, dtype); },
+      Qt::QueuedConnection);
   // Results computed with the previous model no longer describe the current one.
+  clearCache();
+}
+
+void InferenceSession::setCompute(const QString& device, const QString& dtype) {
+  if (device == device_ && dtype == dtype_) return;
+  device_ = device;
+  dtype_ = dtype;
+  // Models not loaded yet load there when first needed (the device travels with each run).
+  for (const auto& [task, state] : models_) {
+    if (state.loaded) loadModel(task, state.path);
+  }
   clearCache();
 }
 
@@ -53,26 +70,34 @@ void InferenceSession::setModelPath(Task task, const QString& path) {
   clearCache();
 }
 
-QString InferenceSession::cacheKey(const QString& imagePath, TaskSet tasks) {
-  return QString::number(tasks) + QLatin1Char('|') + imagePath;
+QString InferenceSession::cacheKey(const QString& imagePath, TaskSet tasks,
+                                   const std::vector<BoundingBox>& personBoxes) {
+  QString key = QString::number(tasks);
+  for (const BoundingBox& box : personBoxes)
+    key += QStringLiteral("|%1,%2,%3,%4").arg(box.x1).arg(box.y1).arg(box.x2).arg(box.y2);
+  return key + QStringLiteral("|") + imagePath;
 }
 
-const FrameResult* InferenceSession::cached(const QString& imagePath, TaskSet tasks) const {
-  auto found = cache_.constFind(cacheKey(imagePath, tasks));
+const FrameResult* InferenceSession::cached(const QString& imagePath, TaskSet tasks,
+                                            const std::vector<BoundingBox>& personBoxes) const {
+  auto found = cache_.constFind(cacheKey(imagePath, tasks, personBoxes));
   return found == cache_.constEnd() ? nullptr : &found.value();
 }
 
 void InferenceSession::clearCache() {
   cache_.clear();
+  // Runs in flight were asked of the models being replaced: their results are shown but not kept.
+  pendingKeys_.clear();
 }
 
 void InferenceSession::supersede() {
   latestGeneration_->fetch_add(1);
 }
 
-void InferenceSession::request(const QString& imagePath, const cv::Mat& bgr, TaskSet tasks) {
+void InferenceSession::request(const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
+                               const std::vector<BoundingBox>& personBoxes) {
   const quint64 generation = latestGeneration_->fetch_add(1) + 1;
-  if (const FrameResult* hit = cached(imagePath, tasks)) {
+  if (const FrameResult* hit = cached(imagePath, tasks, personBoxes)) {
     const FrameResult result = *hit;
     QMetaObject::invokeMethod(
         this,
@@ -87,27 +112,36 @@ void InferenceSession::request(const QString& imagePath, const cv::Mat& bgr, Tas
   Q_EMIT started(imagePath, tasks);
   InferenceWorker* worker = worker_;
   const QString device = device_;
+  const QString dtype = dtype_;
+  const QString key = cacheKey(imagePath, tasks, personBoxes);
   QMetaObject::invokeMethod(
       worker,
-      [worker, generation, imagePath, bgr, tasks, device] {
-        worker->run(generation, imagePath, bgr, tasks, device);
+      [worker, generation, imagePath, bgr, tasks, device, dtype, personBoxes] {
+        worker->run(generation, imagePath, bgr, tasks, device, dtype, personBoxes);
       },
       Qt::QueuedConnection);
+  pendingKeys_[generation] = key;
 }
 
 void InferenceSession::onFinished(quint64 generation, const QString& imagePath, unsigned int tasks,
                                   const FrameResult& result, double wallMs) {
-  cache_.insert(cacheKey(imagePath, tasks), result);
+  const auto key = pendingKeys_.find(generation);
+  if (key != pendingKeys_.end()) {
+    cache_.insert(key->second, result);
+    pendingKeys_.erase(key);
+  }
   if (generation == latestGeneration_->load()) Q_EMIT resultReady(imagePath, tasks, result, wallMs, false);
   settle();
 }
 
 void InferenceSession::onFailed(quint64 generation, const QString& imagePath, const QString& reason) {
+  pendingKeys_.erase(generation);
   if (generation == latestGeneration_->load()) Q_EMIT runFailed(imagePath, reason);
   settle();
 }
 
-void InferenceSession::onDropped(quint64) {
+void InferenceSession::onDropped(quint64 generation) {
+  pendingKeys_.erase(generation);
   settle();
 }
 

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <vector>
 
 namespace sapiens::studio {
 
@@ -38,9 +39,12 @@ class InferenceSession : public QObject {
   /// Asks a run in progress to stop after its current task and waits for the thread.
   ~InferenceSession() override;
 
-  /// "auto" (CUDA when present, else CPU), "cpu", "cuda:N". Used by later loads.
-  void setDevice(const QString& device) { device_ = device; }
+  /// "auto" (CUDA when present, else CPU), "cpu", "cuda:N", and "fp32", "bf16", "fp16" or empty (the
+  /// device's default). Loaded models are loaded again there in the background (modelLoaded or
+  /// modelFailed follows for each); later loads use it too.
+  void setCompute(const QString& device, const QString& dtype);
   QString device() const { return device_; }
+  QString dtype() const { return dtype_; }
 
   /// Loads a checkpoint for `task` now (in the background); modelLoaded or modelFailed follows.
   void loadModel(Task task, const QString& path);
@@ -48,14 +52,16 @@ class InferenceSession : public QObject {
   void setModelPath(Task task, const QString& path);
   const std::map<Task, TaskModelState>& models() const { return models_; }
 
-  /// Starts running `tasks` on `bgr`; a cached result is delivered at once (queued). Supersedes every
-  /// earlier request.
-  void request(const QString& imagePath, const cv::Mat& bgr, TaskSet tasks);
+  /// Starts running `tasks` on `bgr`, pose in `personBoxes` when given (the user's boxes); a cached
+  /// result is delivered at once (queued). Supersedes every earlier request.
+  void request(const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
+               const std::vector<BoundingBox>& personBoxes = {});
   /// Drops whatever is in flight (the user moved to another image).
   void supersede();
   bool isBusy() const { return inFlight_ > 0; }
-  /// The cached result for `imagePath` and exactly `tasks`, or nullptr.
-  const FrameResult* cached(const QString& imagePath, TaskSet tasks) const;
+  /// The cached result for `imagePath`, exactly `tasks` and `personBoxes`, or nullptr.
+  const FrameResult* cached(const QString& imagePath, TaskSet tasks,
+                            const std::vector<BoundingBox>& personBoxes = {}) const;
   void clearCache();
 
  Q_SIGNALS:
@@ -76,15 +82,18 @@ class InferenceSession : public QObject {
   void onFailed(quint64 generation, const QString& imagePath, const QString& reason);
   void onDropped(quint64 generation);
   void settle();
-  static QString cacheKey(const QString& imagePath, TaskSet tasks);
+  static QString cacheKey(const QString& imagePath, TaskSet tasks,
+                          const std::vector<BoundingBox>& personBoxes);
 
   QThread thread_;
   InferenceWorker* worker_ = nullptr;  // lives on thread_, deleted when it finishes
   std::shared_ptr<std::atomic<quint64>> latestGeneration_;
   int inFlight_ = 0;
   QString device_ = QStringLiteral("auto");
+  QString dtype_;
   std::map<Task, TaskModelState> models_;
   QHash<QString, FrameResult> cache_;
+  std::map<quint64, QString> pendingKeys_;  // generation -> cache key of each run in flight
 };
 
 }  // namespace sapiens::studio

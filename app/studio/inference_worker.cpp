@@ -18,19 +18,20 @@ InferenceWorker::InferenceWorker(std::shared_ptr<const std::atomic<quint64>> lat
 
 InferenceWorker::~InferenceWorker() = default;
 
-void InferenceWorker::loadModel(Task task, const QString& path, const QString& device) {
+void InferenceWorker::loadModel(Task task, const QString& path, const QString& device, const QString& dtype) {
   pendingPaths_.erase(task);
   try {
     ModelOptions options;
     options.device = device.toStdString();
+    if (!dtype.isEmpty()) options.dtype = parseComputeDtype(dtype.toStdString());
     options.expectedTask = task;
     auto model = std::make_unique<Model>(Model::load(path.toStdString(), options));
     const QString deviceName = QString::fromStdString(model->device().str());
-    const QString dtype = QString::fromStdString(computeDtypeName(model->dtype()));
+    const QString dtypeName = QString::fromStdString(computeDtypeName(model->dtype()));
     logger().info("loaded the {} model {} ({}, {})", taskName(task), path.toStdString(),
-                  deviceName.toStdString(), dtype.toStdString());
+                  deviceName.toStdString(), dtypeName.toStdString());
     models_[task] = std::move(model);
-    Q_EMIT modelLoaded(int(task), path, deviceName, dtype);
+    Q_EMIT modelLoaded(int(task), path, deviceName, dtypeName);
   } catch (const std::exception& e) {
     logger().error("cannot load the {} model: {}", taskName(task), e.what());
     Q_EMIT modelFailed(int(task), path, QString::fromStdString(e.what()));
@@ -41,16 +42,17 @@ void InferenceWorker::setModelPath(Task task, const QString& path) {
   pendingPaths_[task] = path;
 }
 
-const Model* InferenceWorker::modelFor(Task task, const QString& device) {
+const Model* InferenceWorker::modelFor(Task task, const QString& device, const QString& dtype) {
   if (auto pending = pendingPaths_.find(task); pending != pendingPaths_.end()) {
-    loadModel(task, pending->second, device);
+    loadModel(task, pending->second, device, dtype);
   }
   auto found = models_.find(task);
   return found == models_.end() ? nullptr : found->second.get();
 }
 
 void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
-                          const QString& device) {
+                          const QString& device, const QString& dtype,
+                          const std::vector<BoundingBox>& personBoxes) {
   const auto start = std::chrono::steady_clock::now();
   auto stale = [&] { return latestGeneration_->load() != generation; };
   FrameResult frame;
@@ -61,13 +63,13 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
         Q_EMIT runDropped(generation);
         return;
       }
-      const Model* model = modelFor(task, device);
+      const Model* model = modelFor(task, device, dtype);
       if (!model) {
         throw std::runtime_error("no " + std::string(taskName(task)) +
                                  " model is loaded (Models > Load checkpoint, or put one under the "
                                  "checkpoint root)");
       }
-      analyzeTask(*model, bgr, frame, defaultInputSize(*model));
+      analyzeTask(*model, bgr, frame, defaultInputSize(*model), personBoxes);
     }
   } catch (const std::exception& e) {
     logger().error("{}: {}", imagePath.toStdString(), e.what());

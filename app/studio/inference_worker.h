@@ -17,6 +17,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <vector>
 
 namespace sapiens::studio {
 
@@ -34,13 +35,15 @@ class InferenceWorker : public QObject {
   explicit InferenceWorker(std::shared_ptr<const std::atomic<quint64>> latestGeneration);
   ~InferenceWorker() override;
 
-  /// Loads `path` as the `task` model now, replacing the current one; a failure keeps the old model.
-  void loadModel(Task task, const QString& path, const QString& device);
+  /// Loads `path` as the `task` model now on `device` in `dtype` (empty: the device's default),
+  /// replacing the current one; a failure keeps the old model.
+  void loadModel(Task task, const QString& path, const QString& device, const QString& dtype);
   /// Remembers `path` as the `task` model, loaded when a run first needs it.
   void setModelPath(Task task, const QString& path);
-  /// Runs `tasks` on `bgr` (seg before pose, whose person boxes come from it).
+  /// Runs `tasks` on `bgr` (seg before pose). Pose takes `personBoxes` when there are any, else the
+  /// boxes of this run's segmentation, else the detector's.
   void run(quint64 generation, const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
-           const QString& device);
+           const QString& device, const QString& dtype, const std::vector<BoundingBox>& personBoxes);
 
  Q_SIGNALS:
   void modelLoaded(int task, const QString& path, const QString& device, const QString& dtype);
@@ -52,7 +55,7 @@ class InferenceWorker : public QObject {
   void runDropped(quint64 generation);
 
  private:
-  const Model* modelFor(Task task, const QString& device);
+  const Model* modelFor(Task task, const QString& device, const QString& dtype);
 
   std::shared_ptr<const std::atomic<quint64>> latestGeneration_;
   std::map<Task, std::unique_ptr<Model>> models_;

@@ -1,9 +1,13 @@
 #include "main_window.h"
 
+#include "cloud_preview.h"
+#include "compute_devices.h"
+#include "compute_toolbar.h"
 #include "inference_session.h"
 #include "media_browser.h"
 #include "model_browser.h"
 #include "tasks_panel.h"
+#include "thread_priority.h"
 
 #include "image_view.h"
 #include "log_panel.h"
@@ -19,6 +23,7 @@
 #include "sapiens/export/seg_classes.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/checkpoint_locator.h"
+#include "sapiens/pipeline/person_boxes.h"
 
 #include <vtkVersion.h>
 #include <opencv2/core.hpp>
@@ -62,6 +67,34 @@ std::string utf8(const QString& text) {
   return text.toStdString();
 }
 
+using CompareMode = widgets::ImageView::CompareMode;
+
+struct CompareModeInfo {
+  CompareMode mode;
+  const char* id;  // QSettings value and action name suffix
+  const char* label;
+  const char* keys;
+};
+
+constexpr CompareModeInfo kCompareModes[] = {
+    {CompareMode::Blend, "blend", "&Blend", "Ctrl+1"},
+    {CompareMode::SideBySide, "sideBySide", "&Side by Side", "Ctrl+2"},
+    {CompareMode::Split, "split", "S&plit Slider", "Ctrl+3"}};
+
+CompareMode compareModeFromId(const QString& id) {
+  for (const CompareModeInfo& info : kCompareModes) {
+    if (id == QLatin1String(info.id)) return info.mode;
+  }
+  return CompareMode::Blend;
+}
+
+const char* compareModeId(CompareMode mode) {
+  for (const CompareModeInfo& info : kCompareModes) {
+    if (info.mode == mode) return info.id;
+  }
+  return kCompareModes[0].id;
+}
+
 // A dense map picture (BGR) as the view's BGRA colour map: opaque over the person when segmentation
 // ran (the official pictures paint the background a flat colour), everywhere otherwise.
 cv::Mat withForegroundAlpha(const cv::Mat& bgr, const cv::Mat& foreground) {
@@ -73,6 +106,30 @@ cv::Mat withForegroundAlpha(const cv::Mat& bgr, const cv::Mat& foreground) {
     cv::mixChannels(&alpha, 1, &bgra, 1, fromTo, 1);
   }
   return bgra;
+}
+
+// The picture of `layer` for the view's colour-map layer (empty when the task did not run).
+cv::Mat denseLayerImage(const FrameResult& result, DenseLayer layer) {
+  const cv::Mat foreground = result.has(Task::Seg) ? result.segLabels : cv::Mat();
+  switch (layer) {
+    case DenseLayer::None:
+      break;
+    case DenseLayer::Normal:
+      if (result.has(Task::Normal))
+        return withForegroundAlpha(normalMapImage(result.normal, foreground), foreground);
+      break;
+    case DenseLayer::Albedo:
+      if (result.has(Task::Albedo))
+        return withForegroundAlpha(albedoImage(result.albedo, foreground), foreground);
+      break;
+    case DenseLayer::Depth:
+      if (result.has(Task::Pointmap)) {
+        const auto range = foregroundDepthRange(result.pointmap, foreground);
+        return withForegroundAlpha(depthImage(result.pointmap, foreground, range), foreground);
+      }
+      break;
+  }
+  return {};
 }
 
 }  // namespace
@@ -88,6 +145,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   createInference();
   createDocks();
+  createComputeToolBar();
   createActions();
   createStatusBar();
 
@@ -97,6 +155,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(media_, &MediaBrowser::fileChosen, this, &MainWindow::showFile);
   connect(tasksPanel_, &TasksPanel::runRequested, this, &MainWindow::runTasks);
   connect(tasksPanel_, &TasksPanel::layersChanged, this, &MainWindow::applyLayers);
+  connect(view_, &widgets::ImageView::personBoxDrawn, this, &MainWindow::addPersonBox);
+  connect(view_, &widgets::ImageView::personBoxDeleteRequested, this, &MainWindow::deletePersonBox);
+  connect(view_, &widgets::ImageView::splitPositionMoved, this,
+          [](double fraction) { QSettings().setValue(QStringLiteral("view/splitPosition"), fraction); });
 
   restoreSettings();
   updateTitle();
@@ -117,6 +179,7 @@ void MainWindow::createInference() {
   });
   connect(inference_, &InferenceSession::runFailed, this, [this](const QString& path, const QString& reason) {
     if (path != currentFile_) return;
+    poseEditPending_ = false;
     statusBar()->showMessage(reason, kStatusMessageMs);
     Q_EMIT runFailed(reason);
   });
@@ -221,6 +284,7 @@ void MainWindow::createActions() {
              [this] { view_->zoomIn(); });
   makeAction(view, QStringLiteral("actionZoomOut"), tr("Zoom &Out"), QKeySequence::ZoomOut,
              [this] { view_->zoomOut(); });
+  createCompareActions(view);
   view->addSeparator();
   makeAction(view, QStringLiteral("actionNextImage"), tr("&Next Image"), QKeySequence(Qt::Key_PageDown),
              [this] { stepImage(1); });
@@ -252,6 +316,57 @@ void MainWindow::createActions() {
              [this] { showAbout(); });
   makeAction(help, QStringLiteral("actionOpenLogFolder"), tr("Open &Log Folder"),
              QKeySequence(tr("Ctrl+Alt+G")), [this] { openLogFolder(); });
+}
+
+void MainWindow::createCompareActions(QMenu* view) {
+  QMenu* compare = view->addMenu(tr("&Comparison"));
+  compare->setObjectName(QStringLiteral("compareMenu"));
+  compareGroup_ = new QActionGroup(this);
+  for (const CompareModeInfo& info : kCompareModes) {
+    QAction* action = compare->addAction(tr(info.label));
+    action->setObjectName(QStringLiteral("actionCompare_") + QLatin1String(info.id));
+    action->setShortcut(QKeySequence(QString::fromLatin1(info.keys)));
+    action->setCheckable(true);
+    action->setData(QLatin1String(info.id));
+    action->setChecked(info.mode == view_->compareMode());
+    const CompareMode mode = info.mode;
+    connect(action, &QAction::triggered, this, [this, mode] { setCompareMode(mode); });
+    compareGroup_->addAction(action);
+  }
+}
+
+void MainWindow::setCompareMode(CompareMode mode) {
+  view_->setCompareMode(mode);
+  const QString id = QLatin1String(compareModeId(mode));
+  for (QAction* action : compareGroup_->actions()) action->setChecked(action->data().toString() == id);
+  QSettings().setValue(QStringLiteral("view/compareMode"), id);
+}
+
+void MainWindow::createComputeToolBar() {
+  computeBar_ = new ComputeToolBar(this);
+  addToolBar(Qt::TopToolBarArea, computeBar_);
+  connect(computeBar_, &ComputeToolBar::computeChosen, this, &MainWindow::setCompute);
+}
+
+void MainWindow::setCompute(const QString& device, const QString& dtype) {
+  const QString problem = unsupportedReason(device, dtype);
+  if (!problem.isEmpty()) {
+    logger().error("cannot run the models on {} in {}: {}", utf8(device), utf8(dtype), utf8(problem));
+    statusBar()->showMessage(problem, kStatusMessageMs);
+    computeBar_->setCompute(inference_->device(), inference_->dtype());
+    return;
+  }
+  computeBar_->setCompute(device, dtype);
+  QSettings settings;
+  settings.setValue(QStringLiteral("compute/device"), device);
+  settings.setValue(QStringLiteral("compute/dtype"), dtype);
+  if (device == inference_->device() && dtype == inference_->dtype()) return;
+  bool reloading = false;
+  for (const auto& [task, state] : inference_->models()) reloading = reloading || state.loaded;
+  inference_->setCompute(device, dtype);
+  logger().info("models run on {} in {} from now on", utf8(device), utf8(dtype));
+  if (reloading) statusBar()->showMessage(tr("Loading the models on %1 in %2...").arg(device, dtype));
+  updateModelLabels();
 }
 
 void MainWindow::createStatusBar() {
@@ -303,6 +418,24 @@ void MainWindow::restoreSettings() {
   for (QAction* action : themeGroup_->actions())
     action->setChecked(action->data().toString() == themeName(theme));
   if (theme != Theme::System) applyTheme(theme);
+
+  view_->setSplitPosition(settings.value(QStringLiteral("view/splitPosition"), 0.5).toDouble());
+  setCompareMode(compareModeFromId(settings.value(QStringLiteral("view/compareMode")).toString()));
+
+  // A device remembered from a machine with CUDA falls back to this one's first (the CPU).
+  const QStringList devices = availableDevices();
+  // The first CUDA device when there is one.
+  QString device =
+      settings.value(QStringLiteral("compute/device"), devices.value(1, devices.first())).toString();
+  if (!devices.contains(device)) {
+    logger().warn("the remembered device {} is not available here, using {}", utf8(device),
+                  utf8(devices.first()));
+    device = devices.first();
+  }
+  QString dtype = settings.value(QStringLiteral("compute/dtype")).toString();
+  if (!dtypesFor(device).contains(dtype)) dtype = defaultDtype(device);
+  computeBar_->setCompute(device, dtype);
+  inference_->setCompute(device, dtype);
 }
 
 void MainWindow::saveSettings() const {
@@ -404,6 +537,11 @@ void MainWindow::stepImage(int delta) {
 void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
   currentFile_ = path;
   result_.reset();
+  ++resultGeneration_;
+  ++denseRequest_;  // a layer still being made belongs to the image being left
+  denseLayer_ = DenseLayer::None;
+  userBoxes_.clear();
+  poseEditPending_ = false;
   resultImage_ = image;
   view_->setImage(image);
   updateExportActions();
@@ -499,13 +637,71 @@ void MainWindow::runTasks() {
     statusBar()->showMessage(tr("Check at least one task in the Tasks & Layers dock"), kStatusMessageMs);
     return;
   }
-  inference_->request(currentFile_, view_->image(), tasks);
+  poseEditPending_ = false;
+  inference_->request(currentFile_, view_->image(), tasks, userBoxes_);
+}
+
+void MainWindow::addPersonBox(const QRectF& imageRect) {
+  if (!view_->hasImage() || currentFile_.isEmpty()) return;
+  std::vector<BoundingBox> boxes;
+  if (result_) {
+    for (const PoseInstance& pose : result_->poses) boxes.push_back(pose.bbox);
+  }
+  const cv::Mat& image = view_->image();
+  try {
+    // Inclusive corners inside the picture, as the core's boxes are.
+    boxes.push_back(checkedBox(std::floor(imageRect.left()), std::floor(imageRect.top()),
+                               std::min(std::ceil(imageRect.right()), double(image.cols - 1)),
+                               std::min(std::ceil(imageRect.bottom()), double(image.rows - 1)),
+                               "the drawn person box"));
+  } catch (const std::exception& e) {
+    statusBar()->showMessage(QString::fromStdString(e.what()), kStatusMessageMs);
+    return;
+  }
+  const BoundingBox& added = boxes.back();
+  logger().info("person box drawn: {:.0f},{:.0f},{:.0f},{:.0f}", added.x1, added.y1, added.x2, added.y2);
+  runPoseInBoxes(boxes);
+}
+
+void MainWindow::deletePersonBox(int index) {
+  if (!result_ || index < 0 || index >= int(result_->poses.size())) return;
+  std::vector<BoundingBox> boxes;
+  for (int i = 0; i < int(result_->poses.size()); ++i) {
+    if (i != index) boxes.push_back(result_->poses[std::size_t(i)].bbox);
+  }
+  if (!boxes.empty()) return runPoseInBoxes(boxes);
+  // No box left: nobody to estimate the pose of.
+  userBoxes_.clear();
+  poseEditPending_ = false;
+  inference_->supersede();
+  result_->poses.clear();
+  ++resultGeneration_;
+  applyLayers();
+  updateExportActions();
+  statusBar()->showMessage(tr("Removed the last person box"), kStatusMessageMs);
+}
+
+void MainWindow::runPoseInBoxes(const std::vector<BoundingBox>& boxes) {
+  userBoxes_ = boxes;
+  poseEditPending_ = true;
+  statusBar()->showMessage(boxes.size() == 1 ? tr("Running pose in 1 person box...")
+                                             : tr("Running pose in %1 person boxes...").arg(boxes.size()));
+  inference_->request(currentFile_, view_->image(), taskBit(Task::Pose), userBoxes_);
 }
 
 void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs,
                           bool fromCache) {
   if (path != currentFile_) return;
-  result_ = result;
+  if (poseEditPending_ && tasks == taskBit(Task::Pose) && result_) {
+    // A re-run in the user's boxes replaces the poses only.
+    result_->poses = result.poses;
+    result_->inferenceMs[Task::Pose] =
+        result.inferenceMs.count(Task::Pose) ? result.inferenceMs.at(Task::Pose) : 0.0;
+  } else {
+    result_ = result;
+  }
+  ++resultGeneration_;
+  poseEditPending_ = false;
   QStringList perTask;
   for (Task task : kStudioTasks) {
     if (!contains(tasks, task)) continue;
@@ -528,38 +724,57 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
 void MainWindow::applyLayers() {
   if (!result_) return;
   const FrameResult& result = *result_;
-  const cv::Mat foreground = result.has(Task::Seg) ? result.segLabels : cv::Mat();
-  view_->setMaskLayer(result.has(Task::Seg) ? result.segLabels : cv::Mat());
+  // The view's copies of the mask and the poses change with the result, not with the drawing settings
+  // (a new mask is uploaded again; new poses drop the box selection).
+  if (layersResultGeneration_ != resultGeneration_) {
+    layersResultGeneration_ = resultGeneration_;
+    view_->setMaskLayer(result.has(Task::Seg) ? result.segLabels : cv::Mat());
+    view_->setPoses(result.poses);
+  }
   view_->setMaskPalette(tasksPanel_->maskPalette());
   view_->setMaskOpacity(tasksPanel_->maskOpacity());
   view_->setMaskVisible(tasksPanel_->maskVisible());
-
-  cv::Mat dense;
-  switch (tasksPanel_->denseLayer()) {
-    case DenseLayer::None:
-      break;
-    case DenseLayer::Normal:
-      if (result.has(Task::Normal))
-        dense = withForegroundAlpha(normalMapImage(result.normal, foreground), foreground);
-      break;
-    case DenseLayer::Albedo:
-      if (result.has(Task::Albedo))
-        dense = withForegroundAlpha(albedoImage(result.albedo, foreground), foreground);
-      break;
-    case DenseLayer::Depth:
-      if (result.has(Task::Pointmap)) {
-        const auto range = foregroundDepthRange(result.pointmap, foreground);
-        dense = withForegroundAlpha(depthImage(result.pointmap, foreground, range), foreground);
-      }
-      break;
-  }
-  view_->setColorMapLayer(dense);
+  showDenseLayer();
   view_->setColorMapOpacity(tasksPanel_->denseOpacity());
-
-  view_->setPoses(result.poses);
   view_->setKeypointThreshold(tasksPanel_->keypointThreshold());
   view_->setPosesVisible(tasksPanel_->keypointsVisible());
   view_->setBoxesVisible(tasksPanel_->boxesVisible());
+}
+
+void MainWindow::showDenseLayer() {
+  const DenseLayer layer = tasksPanel_->denseLayer();
+  if (layer == denseLayer_ && denseResultGeneration_ == resultGeneration_) return;
+  denseLayer_ = layer;
+  denseResultGeneration_ = resultGeneration_;
+  const quint64 request = ++denseRequest_;
+  if (layer == DenseLayer::None) {
+    view_->setColorMapLayer(cv::Mat());
+    return;
+  }
+  // A full-size colour picture of a float map: made in the background, like the point cloud.
+  const FrameResult frame = *result_;
+  background_.start([this, request, layer, frame] {
+    runInBackgroundPriority();
+    cv::Mat dense;
+    QString error;
+    try {
+      dense = denseLayerImage(frame, layer);
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, request, dense, error] {
+          if (request != denseRequest_) return;
+          if (!error.isEmpty()) {
+            logger().error("cannot draw the layer: {}", utf8(error));
+            statusBar()->showMessage(error, kStatusMessageMs);
+          }
+          view_->setColorMapLayer(dense);
+          Q_EMIT denseLayerShown();
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void MainWindow::showPointCloud() {
@@ -567,26 +782,30 @@ void MainWindow::showPointCloud() {
   const FrameResult frame = *result_;
   const cv::Mat image = resultImage_;
   background_.start([this, generation, frame, image] {
-    auto cloud = std::make_shared<PointCloud>();
+    runInBackgroundPriority();
+    std::shared_ptr<const widgets::PointCloudView::PreparedCloud> prepared;
+    std::size_t count = 0;
     QString error;
     try {
-      *cloud = buildPointCloud(frame, image);
+      const PointCloud cloud = previewCloud(buildPointCloud(frame, image), frame.width);
+      count = cloud.vertexCount();
+      prepared = widgets::PointCloudView::prepare(
+          cloud.positions.data(), cloud.colors.empty() ? nullptr : cloud.colors.data(), count);
     } catch (const std::exception& e) {
       error = QString::fromStdString(e.what());
     }
     // `this` outlives the task: the destructor waits for the pool.
     QMetaObject::invokeMethod(
         this,
-        [this, generation, cloud, error] {
+        [this, generation, prepared, count, error] {
           if (generation != cloudGeneration_) return;
           if (!error.isEmpty()) {
             logger().error("cannot build the point cloud: {}", utf8(error));
             statusBar()->showMessage(error, kStatusMessageMs);
             return;
           }
-          cloudView_->setPoints(cloud->positions.data(),
-                                cloud->colors.empty() ? nullptr : cloud->colors.data(), cloud->vertexCount());
-          Q_EMIT pointCloudShown(qulonglong(cloud->vertexCount()));
+          cloudView_->setCloud(prepared);
+          Q_EMIT pointCloudShown(qulonglong(count));
         },
         Qt::QueuedConnection);
   });
@@ -601,8 +820,9 @@ void MainWindow::updateExportActions() {
 
 void MainWindow::updateModelLabels() {
   QStringList names;
-  QString device;
-  QString dtype;
+  // What the models run on once loaded; the chosen device and precision until then.
+  QString device = inference_->device();
+  QString dtype = inference_->dtype();
   for (const auto& [task, state] : inference_->models()) {
     if (state.path.isEmpty()) continue;
     names << QStringLiteral("%1: %2%3")
@@ -705,6 +925,7 @@ void MainWindow::exportResult(ExportKind kind, const QString& path) {
   request.keypointThreshold = float(tasksPanel_->keypointThreshold());
   statusBar()->showMessage(tr("Writing %1...").arg(QFileInfo(path).fileName()));
   background_.start([this, request, path] {
+    runInBackgroundPriority();
     QString error;
     try {
       writeExport(request);

@@ -5,9 +5,11 @@
 // read out under the cursor, shown in 3-D and exported from File > Export.
 
 #include "image_loader.h"
+#include "image_view.h"
 #include "recent_files.h"
 #include "result_export.h"
 #include "task_set.h"
+#include "tasks_panel.h"
 #include "theme.h"
 
 #include "sapiens/pipeline/frame_result.h"
@@ -21,6 +23,7 @@
 
 #include <map>
 #include <optional>
+#include <vector>
 
 class QAction;
 class QActionGroup;
@@ -29,17 +32,16 @@ class QLabel;
 class QMenu;
 
 namespace sapiens::widgets {
-class ImageView;
 class LogPanel;
 class PointCloudView;
 }  // namespace sapiens::widgets
 
 namespace sapiens::studio {
 
+class ComputeToolBar;
 class InferenceSession;
 class MediaBrowser;
 class ModelBrowser;
-class TasksPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -63,12 +65,20 @@ class MainWindow : public QMainWindow {
   TasksPanel* tasksPanel() const { return tasksPanel_; }
   widgets::PointCloudView* pointCloudView() const { return cloudView_; }
   InferenceSession* inference() const { return inference_; }
+  ComputeToolBar* computeToolBar() const { return computeBar_; }
 
   /// Loads `path` as the `task` model in the background (what Models > Load Checkpoint does once a
   /// file is chosen). Problems are reported in the status bar and the log (modelProblem).
   void loadCheckpoint(Task task, const QString& path);
-  /// Runs the tasks checked in the Tasks & Layers dock on the image on display (Ctrl+R).
+  /// Runs the tasks checked in the Tasks & Layers dock on the image on display (Ctrl+R), pose in the
+  /// person boxes the user drew for it, if any.
   void runTasks();
+  /// Runs the models on `device` in `dtype` from now on (what the Compute toolbar does): the loaded
+  /// models are loaded there again in the background. A device or precision not offered here is
+  /// refused with a message in the status bar.
+  void setCompute(const QString& device, const QString& dtype);
+  /// How the view compares the layers with the image (View > Comparison); remembered between runs.
+  void setCompareMode(widgets::ImageView::CompareMode mode);
   /// The results on display, for the image on display.
   const FrameResult* currentResult() const { return result_ ? &*result_ : nullptr; }
   /// Writes one kind of result file in the background (what File > Export does once a file is chosen);
@@ -88,7 +98,10 @@ class MainWindow : public QMainWindow {
   void modelReady(sapiens::Task task, const QString& path);
   /// A checkpoint could not be loaded (wrong task, corrupt file); `reason` names the file.
   void modelProblem(sapiens::Task task, const QString& reason);
-  /// The 3-D view received the points of the image on display.
+  /// The dense layer chosen in the Tasks & Layers dock is drawn (it is made in the background).
+  void denseLayerShown();
+  /// The 3-D view received the points of the image on display (previewCloud's: at most
+  /// kMaxPreviewPoints).
   void pointCloudShown(qulonglong pointCount);
   /// An export finished; `error` is empty on success.
   void exportFinished(const QString& path, const QString& error);
@@ -104,11 +117,17 @@ class MainWindow : public QMainWindow {
   void createModelActions();
   void createExportActions(QMenu* file);
   void createInference();
+  void createComputeToolBar();
+  void createCompareActions(QMenu* view);
+  void addPersonBox(const QRectF& imageRect);
+  void deletePersonBox(int index);
+  void runPoseInBoxes(const std::vector<BoundingBox>& boxes);
   void discoverCheckpoints();
   void chooseCheckpoint(Task task);
   void chooseExport(ExportKind kind);
   void onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs, bool fromCache);
   void applyLayers();
+  void showDenseLayer();
   void showPointCloud();
   void updateExportActions();
   void updateModelLabels();
@@ -146,6 +165,8 @@ class MainWindow : public QMainWindow {
   QLabel* readoutLabel_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QActionGroup* themeGroup_ = nullptr;
+  QActionGroup* compareGroup_ = nullptr;
+  ComputeToolBar* computeBar_ = nullptr;
   QLabel* deviceLabel_ = nullptr;
   QLabel* sizeLabel_ = nullptr;
   QLabel* zoomLabel_ = nullptr;
@@ -158,7 +179,16 @@ class MainWindow : public QMainWindow {
   InferenceSession* inference_ = nullptr;
   std::optional<FrameResult> result_;
   cv::Mat resultImage_;  // the picture result_ belongs to
+  // The person boxes the user drew or kept for the image on display; pose runs in them when not empty.
+  std::vector<BoundingBox> userBoxes_;
+  // A pose run in the user's boxes is on its way: its poses replace result_'s, the other layers stay.
+  bool poseEditPending_ = false;
   quint64 cloudGeneration_ = 0;
+  quint64 resultGeneration_ = 0;  // counts changes of result_
+  quint64 layersResultGeneration_ = 0;
+  DenseLayer denseLayer_ = DenseLayer::None;
+  quint64 denseResultGeneration_ = 0;
+  quint64 denseRequest_ = 0;
   // Point clouds and exports are built here, off the GUI thread; waited for in the destructor.
   QThreadPool background_;
 };

@@ -1,5 +1,7 @@
 #include "media_browser.h"
 
+#include "thread_priority.h"
+
 #include "sapiens/media/image_io.h"
 
 #include <opencv2/core/mat.hpp>
@@ -67,6 +69,7 @@ void MediaBrowser::startThumbnails() {
   for (int row = 0; row < files_.size(); ++row) {
     const QString path = files_[row];
     pool_.start([this, path, row, generation] {
+      runInBackgroundPriority();
       if (generation != generation_) return;  // a newer folder was opened
       QImage thumbnail;
       QString error;

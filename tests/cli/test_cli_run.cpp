@@ -14,9 +14,11 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -270,6 +272,60 @@ class CliRunTest : public QObject {
         }
       }
     }
+  }
+
+  // --shard K/N: N jobs into one folder take disjoint contiguous parts; merge gives the single run's list.
+  void shardsCoverEveryPictureOnceAndMerge() {
+    QTemporaryDir in, sharded, single;
+    const cv::Mat sample = cv::imread(resource("samples/astronaut.png"));
+    for (int i = 0; i < 5; ++i) {
+      cv::Mat picture;
+      cv::resize(sample, picture, cv::Size(96 + 16 * i, 128), 0, 0, cv::INTER_AREA);
+      QVERIFY(cv::imwrite(QString("%1/p%2.png").arg(in.path()).arg(i).toStdString(), picture));
+    }
+    const QStringList common{"run",          in.path(),
+                             "--task",       "seg",
+                             "--device",     "cpu",
+                             "--input-size", "128x96",
+                             "--seg-model",  QString::fromStdString(fixture("golden/seg/model.safetensors"))};
+    QSet<QString> seen;
+    for (int k = 1; k <= 3; ++k) {
+      auto r = runCli(common + QStringList{"--output", sharded.path(), "--shard", QString("%1/3").arg(k)});
+      QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+      const QJsonObject part = readJson(QString("%1/results.shard-%2-of-3.json").arg(sharded.path()).arg(k));
+      QCOMPARE(part["shard"].toObject()["inputs_total"].toInt(), 5);
+      for (const auto& entry : part["inputs"].toArray()) {
+        const QString input = entry.toObject()["input"].toString();
+        QVERIFY2(!seen.contains(input), qPrintable(input + " in two shards"));
+        seen.insert(input);
+      }
+    }
+    QCOMPARE(seen.size(), 5);
+    QVERIFY(!QFile::exists(sharded.path() + "/results.json"));
+
+    auto merged = runCli({"merge", sharded.path()});
+    QVERIFY2(merged.exitCode == 0, qPrintable(merged.out + merged.err));
+    auto r = runCli(common + QStringList{"--output", single.path()});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    const QJsonArray mergedInputs = readJson(sharded.path() + "/results.json")["inputs"].toArray();
+    const QJsonArray singleInputs = readJson(single.path() + "/results.json")["inputs"].toArray();
+    QCOMPARE(mergedInputs.size(), singleInputs.size());
+    for (qsizetype i = 0; i < singleInputs.size(); ++i) {
+      QCOMPARE(mergedInputs[i].toObject()["input"], singleInputs[i].toObject()["input"]);
+      const QString stem = QFileInfo(singleInputs[i].toObject()["input"].toString()).completeBaseName();
+      const cv::Mat a =
+          cv::imread((sharded.path() + "/" + stem + ".seg.png").toStdString(), cv::IMREAD_UNCHANGED);
+      const cv::Mat b =
+          cv::imread((single.path() + "/" + stem + ".seg.png").toStdString(), cv::IMREAD_UNCHANGED);
+      QVERIFY(!a.empty() && a.size() == b.size() && cv::countNonZero(a != b) == 0);
+    }
+
+    QFile::remove(QString("%1/results.shard-2-of-3.json").arg(sharded.path()));
+    auto incomplete = runCli({"merge", sharded.path()});
+    QCOMPARE(incomplete.exitCode, 1);
+    QVERIFY2(incomplete.err.contains("2 of 3 missing"), qPrintable(incomplete.err));
+    auto bad = runCli(common + QStringList{"--output", sharded.path(), "--shard", "4/3"});
+    QCOMPARE(bad.exitCode, 2);
   }
 
   void missingInputsAndBadOptionsAreUsageErrors() {

@@ -1,7 +1,10 @@
 // Running the models from the studio as a user does: the bundled sample, the tiny fixture models loaded
 // through the Models actions, results drawn as layers over the image (checked on the drawn pixels),
-// the 3-D view, File > Export, bad checkpoints reported without a crash, and a GUI that never stalls.
+// the 3-D view, File > Export, bad checkpoints reported without a crash, person boxes drawn by the user,
+// models reloaded for another precision, and a GUI that never stalls.
 
+#include "cloud_preview.h"
+#include "compute_devices.h"
 #include "image_view.h"
 #include "inference_session.h"
 #include "log_panel.h"
@@ -15,6 +18,8 @@
 #include "sapiens/common/log.h"
 #include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/point_cloud.h"
+
+#include <opencv2/core.hpp>
 
 #include <vtkNew.h>
 #include <vtkPLYReader.h>
@@ -37,6 +42,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -116,9 +122,24 @@ int nonBackgroundPixels(const QImage& frame) {
 }
 
 void sendMouse(QWidget* widget, QEvent::Type type, const QPointF& pos, Qt::MouseButton button,
-               Qt::MouseButtons buttons) {
-  QMouseEvent event(type, pos, widget->mapToGlobal(pos), button, buttons, Qt::NoModifier);
+               Qt::MouseButtons buttons, Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
+  QMouseEvent event(type, pos, widget->mapToGlobal(pos), button, buttons, modifiers);
   QApplication::sendEvent(widget, &event);
+}
+
+// Shift + drag from image point `from` to `to`, as a user draws a person box.
+void drawBox(sapiens::widgets::ImageView& view, const QPointF& from, const QPointF& to) {
+  const QPointF a = view.imageToWidget(from);
+  const QPointF b = view.imageToWidget(to);
+  sendMouse(&view, QEvent::MouseButtonPress, a, Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
+  sendMouse(&view, QEvent::MouseMove, (a + b) / 2.0, Qt::NoButton, Qt::LeftButton, Qt::ShiftModifier);
+  sendMouse(&view, QEvent::MouseMove, b, Qt::NoButton, Qt::LeftButton, Qt::ShiftModifier);
+  sendMouse(&view, QEvent::MouseButtonRelease, b, Qt::LeftButton, Qt::NoButton, Qt::ShiftModifier);
+}
+
+bool sameBox(const sapiens::BoundingBox& a, const sapiens::BoundingBox& b, float tolerance) {
+  return std::abs(a.x1 - b.x1) <= tolerance && std::abs(a.y1 - b.y1) <= tolerance &&
+         std::abs(a.x2 - b.x2) <= tolerance && std::abs(a.y2 - b.y2) <= tolerance;
 }
 
 }  // namespace
@@ -208,8 +229,10 @@ class TestInferenceGui : public QObject {
       restored += colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point)) <= 3;
     QCOMPARE(restored, int(samples.size()));
 
-    // Normals as a colour layer change the picture over the person.
+    // Normals as a colour layer (made in the background) change the picture over the person.
+    QSignalSpy denseShown(&window, &MainWindow::denseLayerShown);
     panel->findChild<QComboBox*>(QStringLiteral("denseLayerCombo"))->setCurrentIndex(1);
+    QVERIFY(denseShown.wait(kTimeoutMs));
     frame = view->grabFramebuffer();
     int normalTinted = 0;
     for (const auto& [point, label] : samples)
@@ -261,7 +284,23 @@ class TestInferenceGui : public QObject {
     if (cloudShown.isEmpty()) QVERIFY(cloudShown.wait(kTimeoutMs));
     auto* cloud = window.pointCloudView();
     const auto expected = sapiens::buildPointCloud(*result, view->image());
-    QCOMPARE(qulonglong(cloud->pointCount()), qulonglong(expected.vertexCount()));
+    // A dense cloud is drawn thinned on its pixel grid; the export below has every point.
+    const auto preview = sapiens::studio::previewCloud(expected, result->width);
+    QCOMPARE(qulonglong(cloud->pointCount()), qulonglong(preview.vertexCount()));
+    QCOMPARE(cloudShown.at(0).at(0).toULongLong(), qulonglong(preview.vertexCount()));
+    QVERIFY(preview.vertexCount() <= sapiens::studio::kMaxPreviewPoints);
+    const int stride = sapiens::studio::previewStride(expected.vertexCount());
+    QVERIFY2(
+        preview.vertexCount() * std::size_t(stride * stride) * 2 >= expected.vertexCount(),
+        qPrintable(
+            QStringLiteral("%1 of %2 points drawn").arg(preview.vertexCount()).arg(expected.vertexCount())));
+    for (std::size_t i = 0, j = 0; i < preview.vertexCount(); ++i) {
+      while (j < expected.vertexCount() && expected.pixels[j] != preview.pixels[i]) ++j;
+      QVERIFY2(j < expected.vertexCount(), "a drawn point is not a point of the cloud");
+      QCOMPARE(preview.positions[i * 3 + 2], expected.positions[j * 3 + 2]);
+      QCOMPARE(int(expected.pixels[j] % result->width) % stride, 0);
+      QCOMPARE(int(expected.pixels[j] / result->width) % stride, 0);
+    }
     QTRY_VERIFY_WITH_TIMEOUT(nonBackgroundPixels(cloud->grabFramebuffer()) > 20, 20000);
     const QImage before3d = cloud->grabFramebuffer();
     QSignalSpy rendered(cloud, &sapiens::widgets::PointCloudView::frameRendered);
@@ -333,6 +372,91 @@ class TestInferenceGui : public QObject {
     window.runTasks();
     QVERIFY(failed.wait(kTimeoutMs));
     QVERIFY(loadModels(window, {{Task::Seg, "seg"}}));
+    QVERIFY(runAndWait(window));
+    QVERIFY(window.currentResult()->has(Task::Seg));
+  }
+
+  void drawingAPersonBoxRunsPoseInTheUsersBoxes() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window));
+    QVERIFY(loadModels(window, {{Task::Seg, "seg"}, {Task::Pose, "pose"}}));
+    selectTasks(window, {Task::Seg, Task::Pose});
+    QVERIFY(runAndWait(window));
+    const std::vector<sapiens::PoseInstance> automatic = window.currentResult()->poses;
+    QVERIFY(!automatic.empty());
+    for (const auto& pose : automatic) QVERIFY(pose.bboxSource != "user");
+    const cv::Mat labels = window.currentResult()->segLabels;
+
+    // Shift + drag: pose runs again in the boxes on screen plus the new one, all the user's now; the
+    // segmentation stays.
+    auto* view = window.imageView();
+    QSignalSpy shown(&window, &MainWindow::resultShown);
+    drawBox(*view, {40, 60}, {300, 420});
+    QVERIFY(shown.wait(kTimeoutMs));
+    const sapiens::FrameResult* result = window.currentResult();
+    QCOMPARE(result->poses.size(), automatic.size() + 1);
+    for (const auto& pose : result->poses) QCOMPARE(pose.bboxSource, std::string("user"));
+    for (std::size_t i = 0; i < automatic.size(); ++i)
+      QVERIFY(sameBox(result->poses[i].bbox, automatic[i].bbox, 0.0f));
+    const sapiens::BoundingBox drawn{40, 60, 300, 420};
+    QVERIFY2(sameBox(result->poses.back().bbox, drawn, 1.0f),
+             qPrintable(QStringLiteral("%1 %2 %3 %4")
+                            .arg(double(result->poses.back().bbox.x1))
+                            .arg(double(result->poses.back().bbox.y1))
+                            .arg(double(result->poses.back().bbox.x2))
+                            .arg(double(result->poses.back().bbox.y2))));
+    QVERIFY(result->has(Task::Seg));
+    QCOMPARE(cv::countNonZero(result->segLabels != labels), 0);
+    QCOMPARE(view->poses().size(), result->poses.size());
+    // The new box's keypoints are those of a crop of that box: at least one lies inside it.
+    const auto& keypoints = result->poses.back().keypoints;
+    QVERIFY(std::any_of(keypoints.begin(), keypoints.end(), [&](const std::array<double, 2>& k) {
+      return k[0] >= drawn.x1 && k[0] <= drawn.x2 && k[1] >= drawn.y1 && k[1] <= drawn.y2;
+    }));
+
+    // Select the drawn box and press Delete: pose runs in the others only.
+    view->selectBox(int(result->poses.size()) - 1);
+    view->setFocus();
+    QTest::keyClick(view, Qt::Key_Delete);
+    QVERIFY(shown.wait(kTimeoutMs));
+    result = window.currentResult();
+    QCOMPARE(result->poses.size(), automatic.size());
+    for (const auto& pose : result->poses) {
+      QCOMPARE(pose.bboxSource, std::string("user"));
+      QVERIFY(!sameBox(pose.bbox, drawn, 1.0f));
+    }
+
+    // Running all tasks again keeps the user's boxes for this image.
+    window.inference()->clearCache();
+    QVERIFY(runAndWait(window));
+    QCOMPARE(window.currentResult()->poses.size(), automatic.size());
+    for (const auto& pose : window.currentResult()->poses) QCOMPARE(pose.bboxSource, std::string("user"));
+  }
+
+  void changingThePrecisionReloadsTheModelsInTheBackground() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window));
+    QVERIFY(loadModels(window, {{Task::Seg, "seg"}}));
+    auto* deviceLabel = window.findChild<QLabel*>(QStringLiteral("deviceLabel"));
+    QVERIFY2(deviceLabel->text().endsWith(QStringLiteral("fp32")), qPrintable(deviceLabel->text()));
+
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    const QStringList devices = sapiens::studio::availableDevices();
+    if (devices.size() > 1) {
+      window.setCompute(devices.at(1), QStringLiteral("bf16"));  // what the Compute toolbar does
+    } else {
+      // The toolbar offers the CPU fp32 only; the core runs bf16 there too, which shows the reload.
+      window.inference()->setCompute(QStringLiteral("cpu"), QStringLiteral("bf16"));
+    }
+    QVERIFY(ready.wait(kTimeoutMs));
+    QCOMPARE(ready.at(0).at(0).value<Task>(), Task::Seg);
+    QCOMPARE(window.inference()->models().at(Task::Seg).dtype, QStringLiteral("bf16"));
+    QVERIFY2(deviceLabel->text().endsWith(QStringLiteral("bf16")), qPrintable(deviceLabel->text()));
+    selectTasks(window, {Task::Seg});
     QVERIFY(runAndWait(window));
     QVERIFY(window.currentResult()->has(Task::Seg));
   }

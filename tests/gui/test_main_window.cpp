@@ -1,7 +1,10 @@
 // The studio's main window as a user meets it: the bundled sample on screen, menus and shortcuts,
-// bad files reported without a crash, folders in the Media dock, recent files, drag and drop.
+// bad files reported without a crash, folders in the Media dock, recent files, drag and drop, the
+// comparison modes and the compute device and precision.
 
+#include "compute_toolbar.h"
 #include "image_view.h"
+#include "inference_session.h"
 #include "log_panel.h"
 #include "main_window.h"
 #include "media_browser.h"
@@ -12,11 +15,14 @@
 
 #include "sapiens/common/log.h"
 
+#include <ATen/Context.h>
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <QAction>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -35,6 +41,7 @@
 #include <QUrl>
 
 #include <cmath>
+#include <tuple>
 
 using sapiens::studio::MainWindow;
 
@@ -177,7 +184,7 @@ class TestMainWindow : public QObject {
     }
     const QStringList viewActions = actionNames(view);
     for (const char* name : {"actionTogglemediaDock", "actionTogglemodelsDock", "actionTogglelogDock",
-                             "actionFit", "actionActualSize", "themeMenu"}) {
+                             "actionFit", "actionActualSize", "themeMenu", "compareMenu"}) {
       QVERIFY2(viewActions.contains(QLatin1String(name)), name);
     }
     const QStringList helpActions = actionNames(help);
@@ -186,7 +193,8 @@ class TestMainWindow : public QObject {
 
     // Every command has a keyboard shortcut, and no two share one.
     QList<QKeySequence> seen;
-    QList<QMenu*> menus{file, view, help, window.findChild<QMenu*>(QStringLiteral("themeMenu"))};
+    QList<QMenu*> menus{file, view, help, window.findChild<QMenu*>(QStringLiteral("themeMenu")),
+                        window.findChild<QMenu*>(QStringLiteral("compareMenu"))};
     for (QMenu* menu : menus) {
       for (QAction* action : menu->actions()) {
         if (action->isSeparator() || action->menu()) continue;
@@ -380,6 +388,109 @@ class TestMainWindow : public QObject {
     QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 80);
     again.findChild<QAction*>(QStringLiteral("actionTheme_system"))->trigger();
     QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 180);
+  }
+
+  void comparisonModeIsChosenInTheViewMenuAndPersists() {
+    using CompareMode = sapiens::widgets::ImageView::CompareMode;
+    {
+      MainWindow window;
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      QVERIFY(openAndWait(window, {samplePath()}));
+      auto* blend = window.findChild<QAction*>(QStringLiteral("actionCompare_blend"));
+      auto* sideBySide = window.findChild<QAction*>(QStringLiteral("actionCompare_sideBySide"));
+      auto* split = window.findChild<QAction*>(QStringLiteral("actionCompare_split"));
+      QVERIFY(blend && sideBySide && split);
+      QVERIFY(blend->isChecked());
+      QCOMPARE(window.imageView()->compareMode(), CompareMode::Blend);
+      QCOMPARE(split->shortcut(), QKeySequence(QStringLiteral("Ctrl+3")));
+
+      sideBySide->trigger();
+      QCOMPARE(window.imageView()->compareMode(), CompareMode::SideBySide);
+      QVERIFY(sideBySide->isChecked() && !blend->isChecked());
+      // The same image point is drawn in both panes.
+      const QPointF left =
+          window.imageView()->imageToWidget({256, 256}, sapiens::widgets::ImageView::Pane::Image);
+      const QPointF right = window.imageView()->imageToWidget({256, 256});
+      QVERIFY(right.x() > left.x() + 100);
+
+      split->trigger();
+      QCOMPARE(window.imageView()->compareMode(), CompareMode::Split);
+      // The divider, dragged to a third of the view's width.
+      auto* view = window.imageView();
+      const double from = view->splitPosition() * view->width();
+      for (const auto& [type, x, button, buttons] :
+           {std::tuple{QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::MouseButtons(Qt::LeftButton)},
+            std::tuple{QEvent::MouseMove, view->width() / 3.0, Qt::NoButton,
+                       Qt::MouseButtons(Qt::LeftButton)},
+            std::tuple{QEvent::MouseButtonRelease, view->width() / 3.0, Qt::LeftButton,
+                       Qt::MouseButtons(Qt::NoButton)}}) {
+        const QPointF at(x, view->height() / 2.0);
+        QMouseEvent event(type, at, view->mapToGlobal(at), button, buttons, Qt::NoModifier);
+        QApplication::sendEvent(view, &event);
+      }
+      QVERIFY(std::abs(view->splitPosition() - 1.0 / 3.0) < 0.01);
+    }
+    MainWindow again;
+    QCOMPARE(again.imageView()->compareMode(), CompareMode::Split);
+    QVERIFY(again.findChild<QAction*>(QStringLiteral("actionCompare_split"))->isChecked());
+    QVERIFY(std::abs(again.imageView()->splitPosition() - 1.0 / 3.0) < 0.01);
+  }
+
+  void offersTheDevicesAndPrecisionsThisMachineRuns() {
+    MainWindow window;
+    auto* devices = window.findChild<QComboBox*>(QStringLiteral("deviceCombo"));
+    auto* dtypes = window.findChild<QComboBox*>(QStringLiteral("dtypeCombo"));
+    QVERIFY(devices && dtypes);
+    auto items = [](QComboBox* combo) {
+      QStringList texts;
+      for (int i = 0; i < combo->count(); ++i) texts << combo->itemText(i);
+      return texts;
+    };
+    QStringList expected{QStringLiteral("cpu")};
+    const int gpus = at::hasCUDA() ? int(at::getNumGPUs()) : 0;
+    for (int i = 0; i < gpus; ++i) expected << QStringLiteral("cuda:%1").arg(i);
+    QCOMPARE(items(devices), expected);
+    // CUDA first when there is one; the CPU runs fp32 only.
+    QCOMPARE(devices->currentText(), expected.value(1, QStringLiteral("cpu")));
+    devices->setCurrentText(QStringLiteral("cpu"));
+    QCOMPARE(items(dtypes), QStringList{QStringLiteral("fp32")});
+    QVERIFY(!dtypes->isEnabled());
+    QCOMPARE(window.inference()->device(), QStringLiteral("cpu"));
+    QCOMPARE(window.inference()->dtype(), QStringLiteral("fp32"));
+    auto* deviceLabel = window.findChild<QLabel*>(QStringLiteral("deviceLabel"));
+    QVERIFY2(deviceLabel->text().startsWith(QStringLiteral("CPU")) &&
+                 deviceLabel->text().endsWith(QStringLiteral("fp32")),
+             qPrintable(deviceLabel->text()));
+    if (gpus > 0) {
+      devices->setCurrentText(QStringLiteral("cuda:0"));
+      QCOMPARE(items(dtypes),
+               (QStringList{QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp32")}));
+      QCOMPARE(window.inference()->dtype(), QStringLiteral("bf16"));
+      QVERIFY2(deviceLabel->text() == QStringLiteral("CUDA:0, bf16"), qPrintable(deviceLabel->text()));
+      devices->setCurrentText(QStringLiteral("cpu"));
+    }
+
+    // What this machine does not offer is refused with a message, and nothing changes.
+    const QString missing = QStringLiteral("cuda:%1").arg(gpus);
+    window.setCompute(missing, QStringLiteral("bf16"));
+    QVERIFY2(window.statusBar()->currentMessage().contains(missing),
+             qPrintable(window.statusBar()->currentMessage()));
+    window.setCompute(QStringLiteral("cpu"), QStringLiteral("fp16"));
+    QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("fp16")));
+    QCOMPARE(window.inference()->device(), QStringLiteral("cpu"));
+    QCOMPARE(window.inference()->dtype(), QStringLiteral("fp32"));
+    QCOMPARE(devices->currentText(), QStringLiteral("cpu"));
+    QCOMPARE(dtypes->currentText(), QStringLiteral("fp32"));
+
+    // The choice persists; one remembered from another machine falls back to what this one has.
+    if (gpus > 0)
+      QCOMPARE(QSettings().value(QStringLiteral("compute/device")).toString(), QStringLiteral("cpu"));
+    QSettings().setValue(QStringLiteral("compute/device"), missing);
+    MainWindow again;
+    QCOMPARE(again.inference()->device(), QStringLiteral("cpu"));
+    QCOMPARE(again.findChild<QComboBox*>(QStringLiteral("deviceCombo"))->currentText(),
+             QStringLiteral("cpu"));
   }
 
   void layoutPersistsBetweenRuns() {

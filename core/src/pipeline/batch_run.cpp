@@ -71,6 +71,19 @@ std::vector<PlannedInput> planInputs(const std::vector<std::string>& inputs, con
 
 }  // namespace
 
+std::pair<std::size_t, std::size_t> shardRange(const Shard& shard, std::size_t total) {
+  if (shard.count == 0 || shard.index >= shard.count)
+    throw std::invalid_argument("shard " + std::to_string(shard.index + 1) + " of " +
+                                std::to_string(shard.count));
+  return {total * shard.index / shard.count, total * (shard.index + 1) / shard.count};
+}
+
+std::string manifestNameFor(const std::optional<Shard>& shard) {
+  if (!shard) return "results.json";
+  return "results.shard-" + std::to_string(shard->index + 1) + "-of-" + std::to_string(shard->count) +
+         ".json";
+}
+
 std::size_t BatchSummary::failedCount() const {
   return static_cast<std::size_t>(std::count_if(inputs.begin(), inputs.end(), [](auto& i) { return !i.ok; }));
 }
@@ -192,9 +205,19 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   manifest["models"] = nlohmann::json::array();
   for (auto& m : models) manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
   manifest["task_errors"] = summary.taskErrors;
-  summary.manifestPath = (fs::path(options.outputDir) / "results.json").string();
+  summary.manifestPath = (fs::path(options.outputDir) / manifestNameFor(options.shard)).string();
 
-  const std::vector<PlannedInput> planned = planInputs(options.inputs, options.outputDir);
+  std::vector<PlannedInput> planned = planInputs(options.inputs, options.outputDir);
+  if (options.shard) {
+    const std::size_t total = planned.size();
+    const auto [begin, end] = shardRange(*options.shard, total);
+    planned = std::vector<PlannedInput>(planned.begin() + static_cast<std::ptrdiff_t>(begin),
+                                        planned.begin() + static_cast<std::ptrdiff_t>(end));
+    manifest["shard"] = {
+        {"index", options.shard->index + 1}, {"count", options.shard->count}, {"inputs_total", total}};
+    logger().info("shard {} of {}: pictures {} to {} of {}", options.shard->index + 1, options.shard->count,
+                  begin + 1, end, total);
+  }
   const std::size_t batchSize = std::max<std::size_t>(1, options.batchSize);
   for (std::size_t first = 0; first < planned.size(); first += batchSize) {
     if (callbacks.isCancelled && callbacks.isCancelled()) {

@@ -14,9 +14,16 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sapiens {
+
+/// Part `index` (0-based) of `count` equal parts of a run, for spreading one job over many machines.
+struct Shard {
+  std::size_t index = 0;
+  std::size_t count = 1;
+};
 
 struct BatchRunOptions {
   std::vector<std::string> inputs;  ///< image files and folders (searched recursively, sorted)
@@ -30,6 +37,7 @@ struct BatchRunOptions {
   std::string dtype;                   ///< "" = the device's default (fp32 CPU, bf16 CUDA)
   std::optional<InputSize> inputSize;  ///< default: 768 x 1024, or what the checkpoint fixes
   std::size_t batchSize = 1;           ///< pictures per forward pass (memory grows with it)
+  std::optional<Shard> shard;          ///< only this contiguous part of the sorted pictures
 
   float keypointThreshold = 0.3f;
   std::vector<BoundingBox> personBoxes;  ///< user boxes for pose, applied to every picture
@@ -82,6 +90,13 @@ std::string analyzeTask(const class Model& model, const cv::Mat& bgr, FrameResul
 std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::vector<cv::Mat>& images,
                                           const std::vector<FrameResult*>& frames, InputSize inputSize,
                                           const std::vector<BoundingBox>& userBoxes = {});
+
+/// The pictures [first, second) of `total` that `shard` takes: contiguous, sizes differing by at most one,
+/// the same on every machine. Throws std::invalid_argument for index >= count or count 0.
+std::pair<std::size_t, std::size_t> shardRange(const Shard& shard, std::size_t total);
+
+/// "results.json", or "results.shard-K-of-N.json" (K 1-based) for a shard; `sapiens-cli merge` joins those.
+std::string manifestNameFor(const std::optional<Shard>& shard);
 
 /// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
 /// per-picture and per-task problems are in the summary and the manifest.

@@ -1,0 +1,65 @@
+#include "compute_toolbar.h"
+
+#include "compute_devices.h"
+
+#include <QComboBox>
+#include <QLabel>
+
+namespace sapiens::studio {
+
+ComputeToolBar::ComputeToolBar(QWidget* parent) : QToolBar(tr("Compute"), parent) {
+  setObjectName(QStringLiteral("computeToolBar"));
+  devices_ = new QComboBox;
+  devices_->setObjectName(QStringLiteral("deviceCombo"));
+  devices_->setToolTip(tr("Where the models run; changing it reloads them in the background"));
+  devices_->addItems(availableDevices());
+  dtypes_ = new QComboBox;
+  dtypes_->setObjectName(QStringLiteral("dtypeCombo"));
+  dtypes_->setToolTip(tr("Precision of the models (bf16 and fp16 on CUDA only)"));
+  auto* deviceLabel = new QLabel(tr(" Device "));
+  deviceLabel->setBuddy(devices_);
+  auto* dtypeLabel = new QLabel(tr(" Precision "));
+  dtypeLabel->setBuddy(dtypes_);
+  addWidget(deviceLabel);
+  addWidget(devices_);
+  addWidget(dtypeLabel);
+  addWidget(dtypes_);
+  fillDtypes(devices_->currentText(), {});
+
+  connect(devices_, &QComboBox::currentTextChanged, this, [this](const QString& device) {
+    if (filling_) return;
+    fillDtypes(device, {});
+    Q_EMIT computeChosen(device, dtype());
+  });
+  connect(dtypes_, &QComboBox::currentTextChanged, this, [this](const QString& chosen) {
+    if (!filling_) Q_EMIT computeChosen(device(), chosen);
+  });
+}
+
+QString ComputeToolBar::device() const {
+  return devices_->currentText();
+}
+
+QString ComputeToolBar::dtype() const {
+  return dtypes_->currentText();
+}
+
+void ComputeToolBar::setCompute(const QString& device, const QString& dtype) {
+  filling_ = true;
+  const int index = devices_->findText(device);
+  devices_->setCurrentIndex(index >= 0 ? index : 0);
+  filling_ = false;
+  fillDtypes(devices_->currentText(), dtype);
+}
+
+void ComputeToolBar::fillDtypes(const QString& device, const QString& dtype) {
+  filling_ = true;
+  dtypes_->clear();
+  dtypes_->addItems(dtypesFor(device));
+  const int index = dtypes_->findText(dtype);
+  dtypes_->setCurrentIndex(index >= 0 ? index : 0);
+  dtypes_->setEnabled(dtypes_->count() > 1);
+  filling_ = false;
+}
+
+}  // namespace sapiens::studio

@@ -1,0 +1,78 @@
+#include "sapiens/pipeline/shard_merge.h"
+
+#include "sapiens/io/atomic_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <stdexcept>
+
+namespace sapiens {
+namespace fs = std::filesystem;
+
+MergedManifest mergeShardManifests(const std::string& outputDir) {
+  const std::regex pattern(R"(results\.shard-(\d+)-of-(\d+)\.json)");
+  std::map<std::size_t, nlohmann::json> shards;  // K -> manifest
+  std::size_t count = 0;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(outputDir, ec)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, match, pattern)) continue;
+    const std::size_t k = std::stoul(match[1].str()), n = std::stoul(match[2].str());
+    if (count != 0 && n != count)
+      throw std::runtime_error(outputDir + " holds shards of runs split " + std::to_string(count) + " and " +
+                               std::to_string(n) + " ways");
+    count = n;
+    std::ifstream in(entry.path());
+    nlohmann::json manifest;
+    try {
+      in >> manifest;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(entry.path().string() + ": not valid JSON: " + e.what());
+    }
+    if (!manifest.contains("inputs") || !manifest["inputs"].is_array())
+      throw std::runtime_error(entry.path().string() + ": not a run manifest (no inputs list)");
+    shards[k] = std::move(manifest);
+  }
+  if (ec) throw std::runtime_error("cannot read " + outputDir + ": " + ec.message());
+  if (shards.empty()) throw std::runtime_error("no results.shard-K-of-N.json in " + outputDir);
+  std::string missing;
+  for (std::size_t k = 1; k <= count; ++k)
+    if (!shards.count(k)) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+  if (!missing.empty())
+    throw std::runtime_error(outputDir + ": shard(s) " + missing + " of " + std::to_string(count) +
+                             " missing");
+
+  nlohmann::json merged = shards.begin()->second;
+  merged.erase("shard");
+  merged["inputs"] = nlohmann::json::array();
+  std::size_t succeeded = 0, failed = 0;
+  double elapsed = 0;
+  for (auto& [k, manifest] : shards) {
+    if (manifest.value("models", nlohmann::json()) != merged.value("models", nlohmann::json()))
+      throw std::runtime_error(outputDir + ": shard " + std::to_string(k) + " ran other models than shard " +
+                               std::to_string(shards.begin()->first));
+    for (auto& input : manifest["inputs"]) merged["inputs"].push_back(input);
+    succeeded += manifest.value("succeeded", std::size_t{0});
+    failed += manifest.value("failed", std::size_t{0});
+    elapsed += manifest.value("elapsed_s", 0.0);
+    if (manifest.value("cancelled", false)) merged["cancelled"] = true;
+  }
+  merged["succeeded"] = succeeded;
+  merged["failed"] = failed;
+  merged["elapsed_s"] = elapsed;  // machine time over all shards
+  merged["merged_shards"] = count;
+  MergedManifest result;
+  result.path = (fs::path(outputDir) / "results.json").string();
+  writeFileAtomically(result.path, merged.dump(2) + "\n");
+  result.shards = count;
+  result.inputs = merged["inputs"].size();
+  result.failed = failed;
+  return result;
+}
+
+}  // namespace sapiens
