@@ -1,15 +1,6 @@
 #include "thread_priority.h"
 
-#include "sapiens/common/log.h"
-
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#endif
+#include "sapiens/common/threads.h"
 
 namespace sapiens::studio {
 namespace {
@@ -20,18 +11,10 @@ constexpr int kBackgroundNiceness = 5;
 }  // namespace
 
 void runInBackgroundPriority() {
-#ifdef __linux__
-  // Linux keeps a nice value per thread (the "process" of setpriority is a thread id here).
   thread_local bool done = false;
   if (done) return;
   done = true;
-  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-  errno = 0;
-  const int current = getpriority(PRIO_PROCESS, tid);
-  if (errno != 0 || current >= kBackgroundNiceness) return;
-  if (setpriority(PRIO_PROCESS, tid, kBackgroundNiceness) != 0)
-    logger().warn("cannot lower the priority of a background thread: {}", std::strerror(errno));
-#endif
+  threads::lowerThisThreadPriority(kBackgroundNiceness);
 }
 
 }  // namespace sapiens::studio

@@ -15,6 +15,7 @@
 #include <QtTest>
 #include <opencv2/core.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <random>
 
@@ -166,7 +167,11 @@ class FramePipelineTest : public QObject {
     options.models = {{model_.get(), {64, 48}}};
     Collected c;
     auto callbacks = collectInto(c);
-    callbacks.isCancelled = [&c] { return c.indices.size() >= 3; };
+    std::atomic<int> delivered{0};
+    callbacks.onProgress = [&delivered](const sapiens::FramePipelineStats& s) {
+      delivered = int(s.processed);
+    };
+    callbacks.isCancelled = [&delivered] { return delivered >= 3; };
     const auto stats = sapiens::runFramePipeline(source, options, callbacks);
     QVERIFY(stats.cancelled);
     QVERIFY(stats.processed >= 3 && stats.processed < 60);

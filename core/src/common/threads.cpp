@@ -5,9 +5,13 @@
 #include <ATen/Parallel.h>
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -67,6 +71,20 @@ void ensureThreadPoolWaitPolicy(int argc, char** argv) {
   setenv("SAPIENS_NO_REEXEC", "1", 1);
   execv("/proc/self/exe", argv);
   // exec failed (e.g. /proc not mounted): carry on with the default policies.
+}
+
+int thisThreadNiceness() {
+  errno = 0;
+  const int current = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  return errno == 0 ? current : 0;
+}
+
+bool lowerThisThreadPriority(int niceness) {
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  if (thisThreadNiceness() >= niceness) return true;
+  if (setpriority(PRIO_PROCESS, tid, niceness) == 0) return true;
+  logger().warn("cannot lower the priority of a background thread: {}", std::strerror(errno));
+  return false;
 }
 
 }  // namespace sapiens::threads

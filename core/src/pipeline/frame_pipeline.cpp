@@ -1,6 +1,7 @@
 #include "sapiens/pipeline/frame_pipeline.h"
 
 #include "sapiens/common/log.h"
+#include "sapiens/common/threads.h"
 #include "sapiens/model/model.h"
 #include "sapiens/pipeline/batch_run.h"
 #include "sapiens/pipeline/frame_queue.h"
@@ -18,6 +19,7 @@ namespace sapiens {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int kHelperStageNicenessStep = 5;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -99,7 +101,12 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
     analysedFrames.close();
   };
 
+  // Decoding, encoding and writing need a few percent of the CPU; at the analyser's priority their
+  // wake-ups preempt one of the model's lock-step threads and stall the whole parallel region. Below it,
+  // they run in the gaps (measured on 2 cores: end to end 0.89 -> see docs/PERFORMANCE.md).
+  const int helperNiceness = threads::thisThreadNiceness() + kHelperStageNicenessStep;
   std::thread decoder([&] {
+    threads::lowerThisThreadPriority(helperNiceness);
     SelectionFilter filter(selection);
     std::int64_t lastIndex = -1;
     try {
@@ -165,41 +172,51 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
     analysedFrames.close();
   });
 
-  std::optional<TemporalSmoother> smoother;
-  if (options.smoothing) smoother.emplace(*options.smoothing);
-  double latencySum = 0;
-  while (true) {
+  std::atomic<bool> sinkDone{false};
+  std::thread sinkStage([&] {
+    threads::lowerThisThreadPriority(helperNiceness);
+    std::optional<TemporalSmoother> smoother;
+    if (options.smoothing) smoother.emplace(*options.smoothing);
+    double latencySum = 0;
+    while (!stop) {
+      std::optional<ProcessedFrame> item = analysedFrames.popFor(std::chrono::milliseconds(50));
+      if (!item) {
+        if (analysedFrames.closed()) break;
+        continue;
+      }
+      const auto t0 = Clock::now();
+      try {
+        if (smoother) smoother->apply(item->result, item->frame.timestampSeconds);
+        item->latencyMs =
+            std::chrono::duration<double, std::milli>(Clock::now() - t0).count() + item->latencyMs;
+        if (callbacks.sink) callbacks.sink(*item);
+      } catch (const std::exception& e) {
+        failure.set("sink", e.what());
+        stopAll();
+        break;
+      }
+      stats.sinkBusySeconds += secondsSince(t0);
+      ++stats.processed;
+      latencySum += item->latencyMs;
+      stats.maxLatencyMs = std::max(stats.maxLatencyMs, item->latencyMs);
+      stats.meanLatencyMs = latencySum / static_cast<double>(stats.processed);
+      stats.decoded = decoded;
+      stats.dropped = sourceGaps + latestFrame.dropped();
+      stats.wallSeconds = secondsSince(started);
+      if (callbacks.onProgress) callbacks.onProgress(stats);
+    }
+    sinkDone = true;
+  });
+  // The caller's thread only watches for a cancel.
+  while (!sinkDone) {
     if (callbacks.isCancelled && callbacks.isCancelled()) {
-      stats.cancelled = true;
+      stats.cancelled = true;  // the sink thread never writes this field
       stopAll();
       break;
     }
-    std::optional<ProcessedFrame> item = analysedFrames.popFor(std::chrono::milliseconds(50));
-    if (!item) {
-      if (analysedFrames.closed()) break;
-      continue;
-    }
-    const auto t0 = Clock::now();
-    try {
-      if (smoother) smoother->apply(item->result, item->frame.timestampSeconds);
-      item->latencyMs =
-          std::chrono::duration<double, std::milli>(Clock::now() - t0).count() + item->latencyMs;
-      if (callbacks.sink) callbacks.sink(*item);
-    } catch (const std::exception& e) {
-      failure.set("sink", e.what());
-      stopAll();
-      break;
-    }
-    stats.sinkBusySeconds += secondsSince(t0);
-    ++stats.processed;
-    latencySum += item->latencyMs;
-    stats.maxLatencyMs = std::max(stats.maxLatencyMs, item->latencyMs);
-    stats.meanLatencyMs = latencySum / static_cast<double>(stats.processed);
-    stats.decoded = decoded;
-    stats.dropped = sourceGaps + latestFrame.dropped();
-    stats.wallSeconds = secondsSince(started);
-    if (callbacks.onProgress) callbacks.onProgress(stats);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  sinkStage.join();
   decoder.join();
   analyser.join();
 

@@ -21,4 +21,12 @@ int current();
 /// nothing when SAPIENS_NO_REEXEC is set. Returns only if no re-exec happened.
 void ensureThreadPoolWaitPolicy(int argc, char** argv);
 
+/// Lowers the calling thread's scheduling priority to at least nice `niceness` (Linux keeps a nice value
+/// per thread; threads it starts afterwards inherit it). Never raises it. Returns false when the system
+/// refused (logged); a no-op returning true elsewhere.
+bool lowerThisThreadPriority(int niceness);
+
+/// The calling thread's nice value (0 where unknown).
+int thisThreadNiceness();
+
 }  // namespace sapiens::threads

@@ -2,11 +2,12 @@
 // Frames from any FrameSource through the task models, as three stages on their own threads joined by
 // bounded hand-overs: decode -> analyse (pre-processing, forward pass, post-processing of every task
 // model, `batchSize` frames per forward pass) -> sink (smoothing, then the caller's sink, in frame
-// order). Files: back-pressure, every selected frame is processed, in order. Live sources: the newest
-// frame wins; the frames skipped are dropped and counted, and latency is measured from capture to sink.
-// Cancel at any time; a failure in one stage stops the others and is reported with the stage's name.
-// A source that fails part-way (a truncated video) ends the stream: the frames decoded before it still
-// reach the sink, and the error is reported.
+// order). Decode and sink run below the analyser's priority; the caller's thread only polls the cancel.
+// Files: back-pressure, every selected frame is processed, in order. Live sources: the newest frame wins; the
+// frames skipped are dropped and counted, and latency is measured from capture to sink. Cancel at any time; a
+// failure in one stage stops the others and is reported with the stage's name. A source that fails part-way
+// (a truncated video) ends the stream: the frames decoded before it still reach the sink, and the error is
+// reported.
 
 #include "sapiens/media/frame_source.h"
 #include "sapiens/pipeline/frame_result.h"
@@ -71,11 +72,11 @@ struct FramePipelineStats {
 };
 
 struct FramePipelineCallbacks {
-  /// Called on the sink stage's thread (the caller's thread), in frame order. May throw to stop.
+  /// Called on the sink stage's thread, in frame order. May throw to stop.
   std::function<void(ProcessedFrame&)> sink;
   /// Called after each processed frame, on the same thread.
   std::function<void(const FramePipelineStats&)> onProgress;
-  /// Polled by every stage; true stops the run soon (frames in flight are not delivered).
+  /// Polled on the caller's thread every 20 ms; true stops the run soon (frames in flight are dropped).
   std::function<bool()> isCancelled;
 };
 
