@@ -4,25 +4,37 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace sapiens {
 namespace fs = std::filesystem;
+namespace {
+
+// (K, N) of "results.shard-K-of-N.json"; nullopt for any other name.
+std::optional<std::pair<std::size_t, std::size_t>> shardOfManifestName(const std::string& name) {
+  std::size_t k = 0, n = 0;
+  int used = 0;
+  if (std::sscanf(name.c_str(), "results.shard-%zu-of-%zu.json%n", &k, &n, &used) != 2) return std::nullopt;
+  if (static_cast<std::size_t>(used) != name.size() || k == 0 || n == 0 || k > n) return std::nullopt;
+  return std::make_pair(k, n);
+}
+
+}  // namespace
 
 MergedManifest mergeShardManifests(const std::string& outputDir) {
-  const std::regex pattern(R"(results\.shard-(\d+)-of-(\d+)\.json)");
   std::map<std::size_t, nlohmann::json> shards;  // K -> manifest
   std::size_t count = 0;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(outputDir, ec)) {
-    std::smatch match;
-    const std::string name = entry.path().filename().string();
-    if (!std::regex_match(name, match, pattern)) continue;
-    const std::size_t k = std::stoul(match[1].str()), n = std::stoul(match[2].str());
+    const auto shard = shardOfManifestName(entry.path().filename().string());
+    if (!shard) continue;
+    const auto [k, n] = *shard;
     if (count != 0 && n != count)
       throw std::runtime_error(outputDir + " holds shards of runs split " + std::to_string(count) + " and " +
                                std::to_string(n) + " ways");
