@@ -4,6 +4,7 @@
 // the slowest stage's rate (1.00 = the other stages are completely hidden behind it).
 
 #include "cli_command.h"
+#include "input_size_option.h"
 
 #include "sapiens/media/frame_source.h"
 #include "sapiens/media/video_writer.h"
@@ -60,12 +61,7 @@ int runBenchStream(const BenchStreamOptions& o) {
   request.tasks = {*task};
   request.modelPaths[*task] = o.model;
   request.device = o.device;
-  if (!o.inputSize.empty()) {
-    int h = 0, w = 0;
-    if (std::sscanf(o.inputSize.c_str(), "%dx%d", &h, &w) != 2 || h <= 0 || w <= 0)
-      throw CLI::ValidationError("--input-size", "'" + o.inputSize + "' is not HxW");
-    request.inputSize = InputSize{w, h};
-  }
+  if (!o.inputSize.empty()) request.inputSize = parseInputSize(o.inputSize);
   LoadedTaskModels loaded = loadTaskModels(request);
   if (loaded.models.empty()) throw std::runtime_error(loaded.errors.front());
   const LoadedTaskModel& m = loaded.models.front();

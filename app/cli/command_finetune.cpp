@@ -2,6 +2,7 @@
 // before and after, and write the model (or its head) in the official key layout.
 
 #include "cli_command.h"
+#include "input_size_option.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/finetune/fine_tuner.h"
@@ -45,16 +46,6 @@ struct FinetuneArgs {
 
 TrainingControl* activeControl = nullptr;
 
-InputSize parseSize(const std::string& text) {
-  int h = 0, w = 0;
-  char x = 0;
-  std::istringstream in(text);
-  if (!(in >> h >> x >> w) || (x != 'x' && x != 'X') || h <= 0 || w <= 0 || h % 16 || w % 16)
-    throw CLI::ValidationError("--input-size",
-                               "'" + text + "' is not HxW with multiples of 16, e.g. 1024x768");
-  return {w, h};
-}
-
 std::string duration(double seconds) {
   const auto s = static_cast<long>(seconds + 0.5);
   return s >= 3600 ? fmt::format("{}h{:02d}m", s / 3600, s / 60 % 60)
@@ -91,7 +82,7 @@ int runFinetune(const FinetuneArgs& a) {
   settings.batchSize = a.batch;
   settings.learningRate = a.learningRate;
   settings.validationFraction = a.validationSplit;
-  if (!a.inputSize.empty()) settings.inputSize = parseSize(a.inputSize);
+  if (!a.inputSize.empty()) settings.inputSize = parseInputSize(a.inputSize);
   settings.horizontalFlip = !a.noFlip;
   settings.colorVariants = a.colorVariants;
   settings.freshHead = a.freshHead;

@@ -1,6 +1,7 @@
 // sapiens-cli run: pictures (files, folders) through the task models, with every result exported.
 
 #include "cli_command.h"
+#include "input_size_option.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/media/image_io.h"
@@ -63,16 +64,6 @@ std::vector<Task> parseTaskList(const std::string& text) {
     tasks.push_back(*task);
   }
   return tasks;
-}
-
-InputSize parseInputSize(const std::string& text) {
-  int h = 0, w = 0;
-  char x = 0;
-  std::istringstream in(text);
-  if (!(in >> h >> x >> w) || (x != 'x' && x != 'X') || h <= 0 || w <= 0 || h % 16 || w % 16)
-    throw CLI::ValidationError("--input-size",
-                               "'" + text + "' is not HxW with multiples of 16, e.g. 1024x768");
-  return {w, h};
 }
 
 // Boxes from a JSON file: [[x1,y1,x2,y2], ...] or {"boxes": [...]}.

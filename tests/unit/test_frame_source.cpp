@@ -2,6 +2,7 @@
 // clock, latest frame wins, drop count), the V4L2 camera's listing and refusals, and openFrameSource's
 // choice of source.
 
+#include "media_error_message.h"
 #include "test_support.h"
 
 #include "sapiens/media/camera_source.h"
@@ -26,14 +27,7 @@
 
 namespace {
 
-QString mediaError(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const sapiens::MediaError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
+using sapiens::test::mediaError;
 
 }  // namespace
 

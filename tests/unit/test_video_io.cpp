@@ -4,6 +4,7 @@
 // checked on the pictures themselves.
 
 #include "file_size_limit.h"
+#include "media_error_message.h"
 #include "test_support.h"
 
 #include "sapiens/media/frame_number_pattern.h"
@@ -136,14 +137,7 @@ bool framesInOrder(const std::vector<sapiens::Frame>& frames, QString& why) {
   return true;
 }
 
-QString mediaError(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const sapiens::MediaError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
+using sapiens::test::mediaError;
 
 }  // namespace
 

@@ -106,26 +106,27 @@ ModelOutputs letterboxedForward(const Model& model, const std::vector<cv::Mat>& 
       inputBatch(images, inputSize, [&](std::size_t i, const cv::Mat&) { return letterboxes[i].image; }));
 }
 
-std::vector<cv::Mat> normalsOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize) {
-  requireTask(model, Task::Normal, "estimateNormals");
+// A letterboxed dense task (normal, albedo): output `name` of every picture back to its own pixels.
+template <class ToImage>
+std::vector<cv::Mat> letterboxedMaps(const Model& model, const std::vector<cv::Mat>& images,
+                                     InputSize inputSize, const char* name, ToImage toImage) {
   std::vector<Letterbox> letterboxes;
-  const at::Tensor normals = letterboxedForward(model, images, inputSize, letterboxes).get("normal");
+  const at::Tensor maps = letterboxedForward(model, images, inputSize, letterboxes).get(name);
   std::vector<cv::Mat> out;
   for (std::size_t i = 0; i < images.size(); ++i)
-    out.push_back(normalImage(batchItem(normals, static_cast<std::int64_t>(i)), letterboxes[i].padding,
-                              sizeOf(images[i])));
+    out.push_back(
+        toImage(batchItem(maps, static_cast<std::int64_t>(i)), letterboxes[i].padding, sizeOf(images[i])));
   return out;
+}
+
+std::vector<cv::Mat> normalsOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize) {
+  requireTask(model, Task::Normal, "estimateNormals");
+  return letterboxedMaps(model, images, inputSize, "normal", normalImage);
 }
 
 std::vector<cv::Mat> albedoOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize) {
   requireTask(model, Task::Albedo, "estimateAlbedo");
-  std::vector<Letterbox> letterboxes;
-  const at::Tensor albedo = letterboxedForward(model, images, inputSize, letterboxes).get("albedo");
-  std::vector<cv::Mat> out;
-  for (std::size_t i = 0; i < images.size(); ++i)
-    out.push_back(albedoImage(batchItem(albedo, static_cast<std::int64_t>(i)), letterboxes[i].padding,
-                              sizeOf(images[i])));
-  return out;
+  return letterboxedMaps(model, images, inputSize, "albedo", albedoImage);
 }
 
 std::vector<PointmapEstimate> pointmapsOf(const Model& model, const std::vector<cv::Mat>& images,
