@@ -16,6 +16,17 @@ if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)
 endif()
 message(STATUS "LibTorch ${Torch_VERSION} (CUDA: ${SAPIENS_TORCH_HAS_CUDA})")
 
+# Optional: checkpoint downloads (sapiens-cli models download). Without libcurl they are switched off.
+option(SAPIENS_WITH_CURL "Download checkpoints with libcurl when it is found" ON)
+set(SAPIENS_HAVE_CURL OFF)
+if(SAPIENS_WITH_CURL)
+  find_package(CURL QUIET)
+  if(CURL_FOUND)
+    set(SAPIENS_HAVE_CURL ON)
+  endif()
+endif()
+message(STATUS "Checkpoint downloads (libcurl): ${SAPIENS_HAVE_CURL}")
+
 if(SAPIENS_BUILD_MEDIA)
   find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs objdetect)
   find_package(PkgConfig REQUIRED)

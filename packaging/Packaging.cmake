@@ -2,6 +2,7 @@
 include(GNUInstallDirs)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/ DESTINATION ${CMAKE_INSTALL_DATADIR}/sapiens2-studio)
+install(DIRECTORY ${SAPIENS_DEMO_WEIGHTS_DIR}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/sapiens2-studio/demo-weights)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/shaders/ DESTINATION ${CMAKE_INSTALL_DATADIR}/sapiens2-studio/shaders)
 if(SAPIENS_BUILD_GUI)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/sapiens-studio.desktop

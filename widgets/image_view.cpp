@@ -121,6 +121,15 @@ void ImageView::setImage(const cv::Mat& bgr) {
   fitToView();
 }
 
+void ImageView::setFrame(const cv::Mat& bgr) {
+  if (image_.empty() || bgr.size() != image_.size() || bgr.type() != CV_8UC3) return setImage(bgr);
+  image_ = bgr.isContinuous() ? bgr : bgr.clone();
+  clearLayers();
+  textureStale_ = true;
+  shownPending_ = true;
+  update();
+}
+
 void ImageView::clear() {
   image_.release();
   clearLayers();

@@ -43,6 +43,8 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
 
   /// Shows `bgr` (CV_8UC3), fitted to the view. The view shares the pixels: do not write to them later.
   void setImage(const cv::Mat& bgr);
+  /// The next frame of a video: like setImage, but zoom and pan stay when the size is unchanged.
+  void setFrame(const cv::Mat& bgr);
   void clear();
   const cv::Mat& image() const { return image_; }
   bool hasImage() const { return !image_.empty(); }
@@ -67,6 +69,7 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   /// Part mask: `labels` (CV_8UC1 class indices, any size; empty = none) drawn through `palette`
   /// (up to 256 colours; alpha 0 leaves a class undrawn) at `opacity`.
   void setMaskLayer(const cv::Mat& labels);
+  bool hasMaskLayer() const { return !mask_.empty(); }
   void setMaskPalette(const std::vector<QColor>& palette);
   void setMaskOpacity(double opacity);
   void setMaskVisible(bool visible);

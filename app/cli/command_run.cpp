@@ -5,6 +5,7 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/media/image_io.h"
+#include "sapiens/model/demo_weights.h"
 #include "sapiens/pipeline/batch_run.h"
 #include "sapiens/pipeline/person_boxes.h"
 #include "sapiens/pipeline/video_run.h"
@@ -32,6 +33,7 @@ struct RunArgs {
   std::string output;
   std::string modelDir;
   std::map<Task, std::string> modelPaths;
+  bool noDemoWeights = false;
   std::string size = "0.4b";
   std::string inputSize;
   std::string device = "auto";
@@ -158,6 +160,17 @@ void showVideoProgress(const VideoRunProgress& p, bool terminal) {
   std::fflush(stderr);
 }
 
+// The banner of a run whose results came (partly) from the untrained demo weights.
+void reportDemoWeights(const std::vector<Task>& tasks) {
+  if (tasks.empty()) return;
+  std::string names;
+  for (Task t : tasks) names += (names.empty() ? "" : ", ") + std::string(taskName(t));
+  std::cerr << "NOTE: " << names << " ran on " << demo::kNotice
+            << ". results.json records \"demo_weights\": true. For real results put the official "
+               "checkpoints under $SAPIENS_CHECKPOINT_ROOT (default ~/sapiens2_host) or pass --model-dir / "
+               "--TASK-model.\n";
+}
+
 int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   VideoRunOptions options;
   options.input = a.camera.empty() ? a.inputs.front() : a.camera;
@@ -168,6 +181,7 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   options.models.device = batch.device;
   options.models.dtype = batch.dtype;
   options.models.inputSize = batch.inputSize;
+  options.models.demoFallback = batch.demoFallback;
   options.outputDir = batch.outputDir;
   options.videoOut = a.videoOut;
   options.annotatedVideo = !a.noOverlay || !a.videoOut.empty();
@@ -184,6 +198,7 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   callbacks.isCancelled = [] { return interrupted.load(); };
   const VideoRunSummary summary = runVideo(options, callbacks);
   if (terminal) std::fprintf(stderr, "\n");
+  reportDemoWeights(summary.demoTasks);
   const FramePipelineStats& s = summary.stats;
   std::cout << fmt::format("run: {} frame(s) processed, {:.2f} frames/s", s.processed, s.framesPerSecond());
   if (s.dropped) std::cout << ", " << s.dropped << " dropped";
@@ -218,6 +233,9 @@ int runRun(const RunArgs& a) {
   options.outputDir = a.output;
   options.modelDir = a.modelDir;
   options.modelPaths = a.modelPaths;
+  // The demo weights stand in only when the user named no folder: a --model-dir without the checkpoint
+  // fails its task.
+  options.demoFallback = a.modelDir.empty() && !a.noDemoWeights;
   options.size = a.size;
   if (!a.inputSize.empty()) options.inputSize = parseInputSize(a.inputSize);
   options.device = a.device;
@@ -248,6 +266,7 @@ int runRun(const RunArgs& a) {
   callbacks.isCancelled = [] { return interrupted.load(); };
 
   const BatchSummary summary = runBatch(options, callbacks);
+  reportDemoWeights(summary.demoTasks);
   const std::size_t failed = summary.failedCount();
   std::cout << "run: " << summary.inputs.size() - failed << " of " << summary.inputs.size()
             << " picture(s) done";
@@ -290,6 +309,8 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
         "--" + name + "-model", [a, t](const std::string& path) { a->modelPaths[t] = path; },
         "Checkpoint for " + name + " (overrides --model-dir)");
   }
+  sub->add_flag("--no-demo-weights", a->noDemoWeights,
+                "Fail a task whose checkpoint is missing instead of running the untrained demo weights");
   sub->add_option("--size", a->size, "Preferred official size when looking up checkpoints")
       ->capture_default_str();
   sub->add_option("--input-size", a->inputSize,

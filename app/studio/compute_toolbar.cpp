@@ -5,6 +5,8 @@
 #include <QComboBox>
 #include <QLabel>
 
+#include <cmath>
+
 namespace sapiens::studio {
 
 ComputeToolBar::ComputeToolBar(QWidget* parent) : QToolBar(tr("Compute"), parent) {
@@ -24,7 +26,21 @@ ComputeToolBar::ComputeToolBar(QWidget* parent) : QToolBar(tr("Compute"), parent
   addWidget(devices_);
   addWidget(dtypeLabel);
   addWidget(dtypes_);
+  scales_ = new QComboBox;
+  scales_->setObjectName(QStringLiteral("inputScaleCombo"));
+  scales_->setToolTip(
+      tr("Input resolution of the models, as a fraction of their native size (1024 x 768 "
+         "for most): smaller runs faster, with less detail"));
+  for (const int percent : {100, 75, 50, 25})
+    scales_->addItem(QStringLiteral("%1%").arg(percent), percent / 100.0);
+  auto* scaleLabel = new QLabel(tr(" Resolution "));
+  scaleLabel->setBuddy(scales_);
+  addWidget(scaleLabel);
+  addWidget(scales_);
   fillDtypes(devices_->currentText(), {});
+  connect(scales_, QOverload<int>::of(&QComboBox::currentIndexChanged), this, [this] {
+    if (!filling_) Q_EMIT inputScaleChosen(inputScale());
+  });
 
   connect(devices_, &QComboBox::currentTextChanged, this, [this](const QString& device) {
     if (filling_) return;
@@ -42,6 +58,22 @@ QString ComputeToolBar::device() const {
 
 QString ComputeToolBar::dtype() const {
   return dtypes_->currentText();
+}
+
+double ComputeToolBar::inputScale() const {
+  return scales_->currentData().toDouble();
+}
+
+void ComputeToolBar::setInputScale(double scale) {
+  filling_ = true;
+  int best = 0;
+  for (int i = 1; i < scales_->count(); ++i) {
+    if (std::abs(scales_->itemData(i).toDouble() - scale) <
+        std::abs(scales_->itemData(best).toDouble() - scale))
+      best = i;
+  }
+  scales_->setCurrentIndex(best);
+  filling_ = false;
 }
 
 void ComputeToolBar::setCompute(const QString& device, const QString& dtype) {

@@ -62,6 +62,12 @@ void InferenceSession::setCompute(const QString& device, const QString& dtype) {
   clearCache();
 }
 
+void InferenceSession::setInputScale(double scale) {
+  if (scale == inputScale_) return;
+  inputScale_ = scale;
+  clearCache();
+}
+
 void InferenceSession::setModelPath(Task task, const QString& path) {
   models_[task] = {path, false, {}, {}};
   InferenceWorker* worker = worker_;
@@ -86,6 +92,8 @@ const FrameResult* InferenceSession::cached(const QString& imagePath, TaskSet ta
 
 void InferenceSession::clearCache() {
   cache_.clear();
+  cacheOrder_.clear();
+  cacheBytes_ = 0;
   // Runs in flight were asked of the models being replaced: their results are shown but not kept.
   pendingKeys_.clear();
 }
@@ -113,11 +121,12 @@ void InferenceSession::request(const QString& imagePath, const cv::Mat& bgr, Tas
   InferenceWorker* worker = worker_;
   const QString device = device_;
   const QString dtype = dtype_;
+  const double scale = inputScale_;
   const QString key = cacheKey(imagePath, tasks, personBoxes);
   QMetaObject::invokeMethod(
       worker,
-      [worker, generation, imagePath, bgr, tasks, device, dtype, personBoxes] {
-        worker->run(generation, imagePath, bgr, tasks, device, dtype, personBoxes);
+      [worker, generation, imagePath, bgr, tasks, device, dtype, scale, personBoxes] {
+        worker->run(generation, imagePath, bgr, tasks, device, dtype, scale, personBoxes);
       },
       Qt::QueuedConnection);
   pendingKeys_[generation] = key;
@@ -127,11 +136,34 @@ void InferenceSession::onFinished(quint64 generation, const QString& imagePath, 
                                   const FrameResult& result, double wallMs) {
   const auto key = pendingKeys_.find(generation);
   if (key != pendingKeys_.end()) {
-    cache_.insert(key->second, result);
+    insertCached(key->second, result);
     pendingKeys_.erase(key);
   }
   if (generation == latestGeneration_->load()) Q_EMIT resultReady(imagePath, tasks, result, wallMs, false);
   settle();
+}
+
+void InferenceSession::insertCached(const QString& key, const FrameResult& result) {
+  if (cache_.contains(key)) return;
+  cache_.insert(key, result);
+  cacheOrder_.push_back(key);
+  cacheBytes_ += resultBytes(result);
+  // A video fills the cache frame after frame: the oldest results go first.
+  while (cacheBytes_ > kCacheBudgetBytes && cacheOrder_.size() > 1) {
+    const auto oldest = cache_.find(cacheOrder_.front());
+    cacheBytes_ -= resultBytes(oldest.value());
+    cache_.erase(oldest);
+    cacheOrder_.pop_front();
+  }
+}
+
+std::size_t InferenceSession::resultBytes(const FrameResult& result) {
+  std::size_t bytes = 0;
+  for (const cv::Mat* map : {&result.segLabels, &result.normal, &result.albedo, &result.pointmap})
+    bytes += map->total() * map->elemSize();
+  for (const PoseInstance& pose : result.poses)
+    bytes += pose.keypoints.size() * sizeof(pose.keypoints[0]) + pose.scores.size() * sizeof(float);
+  return bytes;
 }
 
 void InferenceSession::onFailed(quint64 generation, const QString& imagePath, const QString& reason) {

@@ -15,6 +15,8 @@
 #include <QThread>
 
 #include <atomic>
+#include <cstddef>
+#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
@@ -45,6 +47,10 @@ class InferenceSession : public QObject {
   void setCompute(const QString& device, const QString& dtype);
   QString device() const { return device_; }
   QString dtype() const { return dtype_; }
+  /// The models' input size as a fraction of their native one (1: native), rounded to whole patches.
+  /// Cached results were made at the old size: they are dropped.
+  void setInputScale(double scale);
+  double inputScale() const { return inputScale_; }
 
   /// Loads a checkpoint for `task` now (in the background); modelLoaded or modelFailed follows.
   void loadModel(Task task, const QString& path);
@@ -82,6 +88,8 @@ class InferenceSession : public QObject {
   void onFailed(quint64 generation, const QString& imagePath, const QString& reason);
   void onDropped(quint64 generation);
   void settle();
+  void insertCached(const QString& key, const FrameResult& result);
+  static std::size_t resultBytes(const FrameResult& result);
   static QString cacheKey(const QString& imagePath, TaskSet tasks,
                           const std::vector<BoundingBox>& personBoxes);
 
@@ -91,8 +99,13 @@ class InferenceSession : public QObject {
   int inFlight_ = 0;
   QString device_ = QStringLiteral("auto");
   QString dtype_;
+  double inputScale_ = 1.0;
   std::map<Task, TaskModelState> models_;
+  // Results kept for going back to a picture or a video frame, oldest dropped first past the budget.
+  static constexpr std::size_t kCacheBudgetBytes = std::size_t(1) << 30;
   QHash<QString, FrameResult> cache_;
+  std::deque<QString> cacheOrder_;
+  std::size_t cacheBytes_ = 0;
   std::map<quint64, QString> pendingKeys_;  // generation -> cache key of each run in flight
 };
 

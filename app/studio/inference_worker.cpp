@@ -4,11 +4,19 @@
 #include "sapiens/model/compute_options.h"
 #include "sapiens/pipeline/batch_run.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <utility>
 
 namespace sapiens::studio {
+
+InputSize scaledInputSize(InputSize native, double scale) {
+  // Whole 16-pixel patches, at least one, as the backbone's patch embedding needs.
+  const auto scaled = [scale](int side) { return std::max(16, int(std::lround(side * scale / 16.0)) * 16); };
+  return {scaled(native.width), scaled(native.height)};
+}
 
 InferenceWorker::InferenceWorker(std::shared_ptr<const std::atomic<quint64>> latestGeneration)
     : latestGeneration_(std::move(latestGeneration)) {
@@ -39,19 +47,25 @@ void InferenceWorker::loadModel(Task task, const QString& path, const QString& d
 }
 
 void InferenceWorker::setModelPath(Task task, const QString& path) {
+  if (path.isEmpty()) {  // no model for the task any more
+    pendingPaths_.erase(task);
+    models_.erase(task);
+    return;
+  }
   pendingPaths_[task] = path;
 }
 
 const Model* InferenceWorker::modelFor(Task task, const QString& device, const QString& dtype) {
   if (auto pending = pendingPaths_.find(task); pending != pendingPaths_.end()) {
-    loadModel(task, pending->second, device, dtype);
+    const QString path = pending->second;  // a copy: loadModel erases the entry before it reports
+    loadModel(task, path, device, dtype);
   }
   auto found = models_.find(task);
   return found == models_.end() ? nullptr : found->second.get();
 }
 
 void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
-                          const QString& device, const QString& dtype,
+                          const QString& device, const QString& dtype, double inputScale,
                           const std::vector<BoundingBox>& personBoxes) {
   const auto start = std::chrono::steady_clock::now();
   auto stale = [&] { return latestGeneration_->load() != generation; };
@@ -69,7 +83,7 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
                                  " model is loaded (Models > Load checkpoint, or put one under the "
                                  "checkpoint root)");
       }
-      analyzeTask(*model, bgr, frame, defaultInputSize(*model), personBoxes);
+      analyzeTask(*model, bgr, frame, scaledInputSize(defaultInputSize(*model), inputScale), personBoxes);
     }
   } catch (const std::exception& e) {
     logger().error("{}: {}", imagePath.toStdString(), e.what());

@@ -7,6 +7,7 @@
 
 #include "sapiens/model/model.h"
 #include "sapiens/pipeline/frame_result.h"
+#include "sapiens/pipeline/preprocess.h"
 
 #include <opencv2/core/mat.hpp>
 
@@ -20,6 +21,9 @@
 #include <vector>
 
 namespace sapiens::studio {
+
+/// `native` times `scale`, in whole patches: the input size of the Compute toolbar's Resolution.
+InputSize scaledInputSize(InputSize native, double scale);
 
 struct LoadedModelInfo {
   QString path;
@@ -38,12 +42,13 @@ class InferenceWorker : public QObject {
   /// Loads `path` as the `task` model now on `device` in `dtype` (empty: the device's default),
   /// replacing the current one; a failure keeps the old model.
   void loadModel(Task task, const QString& path, const QString& device, const QString& dtype);
-  /// Remembers `path` as the `task` model, loaded when a run first needs it.
+  /// Remembers `path` as the `task` model, loaded when a run first needs it; empty: none any more.
   void setModelPath(Task task, const QString& path);
-  /// Runs `tasks` on `bgr` (seg before pose). Pose takes `personBoxes` when there are any, else the
+  /// Runs `tasks` on `bgr` (seg before pose) at `inputScale` times each model's native input size. Pose takes `personBoxes` when there are any, else the
   /// boxes of this run's segmentation, else the detector's.
   void run(quint64 generation, const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
-           const QString& device, const QString& dtype, const std::vector<BoundingBox>& personBoxes);
+           const QString& device, const QString& dtype, double inputScale,
+           const std::vector<BoundingBox>& personBoxes);
 
  Q_SIGNALS:
   void modelLoaded(int task, const QString& path, const QString& device, const QString& dtype);

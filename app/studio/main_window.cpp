@@ -1,17 +1,21 @@
 #include "main_window.h"
 
+#include "camera_dialog.h"
 #include "cloud_preview.h"
 #include "compute_devices.h"
 #include "compute_toolbar.h"
 #include "inference_session.h"
+#include "inference_worker.h"
 #include "media_browser.h"
 #include "model_browser.h"
 #include "tasks_panel.h"
 #include "thread_priority.h"
+#include "video_export.h"
 
 #include "image_view.h"
 #include "log_panel.h"
 #include "point_cloud_view.h"
+#include "timeline.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
@@ -23,6 +27,7 @@
 #include "sapiens/export/seg_classes.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/checkpoint_locator.h"
+#include "sapiens/model/demo_weights.h"
 #include "sapiens/pipeline/person_boxes.h"
 
 #include <vtkVersion.h>
@@ -47,9 +52,13 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
+#include <QProgressDialog>
 #include <QStatusBar>
+#include <QToolBar>
 #include <QUrl>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -61,7 +70,15 @@ namespace sapiens::studio {
 namespace {
 
 const char* const kImageFilter = "Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.exr);;All files (*)";
+const char* const kVideoFilter =
+    "Videos (*.mp4 *.m4v *.mov *.mkv *.webm *.avi *.mpg *.mpeg *.ts *.mts *.wmv *.flv *.gif);;All files (*)";
 constexpr int kStatusMessageMs = 10000;
+
+// Anything that is neither a folder nor named like an image is opened as a video (FFmpeg says whether it
+// is one).
+bool isVideoPath(const QString& path) {
+  return !QFileInfo(path).isDir() && !hasImageExtension(path.toStdString());
+}
 
 std::string utf8(const QString& text) {
   return text.toStdString();
@@ -147,6 +164,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createDocks();
   createComputeToolBar();
   createActions();
+  createFineTuningDock();
   createStatusBar();
 
   connect(&loader_, &ImageLoader::loaded, this, &MainWindow::onImageLoaded);
@@ -161,6 +179,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           [](double fraction) { QSettings().setValue(QStringLiteral("view/splitPosition"), fraction); });
 
   restoreSettings();
+  timelineBar_->setVisible(false);  // a saved layout may have it shown; it appears with a video
   updateTitle();
   updateExportActions();
   discoverCheckpoints();
@@ -178,7 +197,12 @@ void MainWindow::createInference() {
     statusBar()->showMessage(tr("Running on %1...").arg(QFileInfo(path).fileName()));
   });
   connect(inference_, &InferenceSession::runFailed, this, [this](const QString& path, const QString& reason) {
-    if (path != currentFile_) return;
+    if (heldFrame_ && path == heldKey_) {
+      // One message, not one per frame: the rest of this playback goes without tasks.
+      playbackTasksOff_ = true;
+      releaseHeldFrame();
+    }
+    if (path != currentKey_) return;
     poseEditPending_ = false;
     statusBar()->showMessage(reason, kStatusMessageMs);
     Q_EMIT runFailed(reason);
@@ -254,6 +278,10 @@ void MainWindow::createActions() {
              [this] { chooseImages(); });
   makeAction(file, QStringLiteral("actionOpenFolder"), tr("Open &Folder..."),
              QKeySequence(tr("Ctrl+Shift+O")), [this] { chooseFolder(); });
+  makeAction(file, QStringLiteral("actionOpenVideo"), tr("Open &Video..."), QKeySequence(tr("Ctrl+Shift+V")),
+             [this] { chooseVideo(); });
+  makeAction(file, QStringLiteral("actionOpenCamera"), tr("Open &Camera..."), QKeySequence(tr("Ctrl+Shift+C")),
+             [this] { chooseCamera(); });
   recentMenu_ = file->addMenu(tr("&Recent Files"));
   recentMenu_->setObjectName(QStringLiteral("recentMenu"));
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
@@ -308,6 +336,7 @@ void MainWindow::createActions() {
     themeGroup_->addAction(action);
   }
 
+  createPlayback(file);
   createModelActions();
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -346,6 +375,15 @@ void MainWindow::createComputeToolBar() {
   computeBar_ = new ComputeToolBar(this);
   addToolBar(Qt::TopToolBarArea, computeBar_);
   connect(computeBar_, &ComputeToolBar::computeChosen, this, &MainWindow::setCompute);
+  connect(computeBar_, &ComputeToolBar::inputScaleChosen, this, &MainWindow::setInputScale);
+}
+
+void MainWindow::setInputScale(double scale) {
+  computeBar_->setInputScale(scale);
+  QSettings().setValue(QStringLiteral("compute/inputScale"), scale);
+  if (scale == inference_->inputScale()) return;
+  inference_->setInputScale(scale);
+  logger().info("models run at {:.0f}% of their native input size from now on", scale * 100);
 }
 
 void MainWindow::setCompute(const QString& device, const QString& dtype) {
@@ -393,6 +431,11 @@ void MainWindow::createStatusBar() {
   statusBar()->addPermanentWidget(zoomLabel_);
   statusBar()->addPermanentWidget(modelLabel_);
   statusBar()->addPermanentWidget(latencyLabel_);
+  rateLabel_ = new QLabel;
+  rateLabel_->setObjectName(QStringLiteral("rateLabel"));
+  rateLabel_->setToolTip(tr("During playback: frames shown per second, the time from reading a frame to "
+                            "showing it with its results, and for cameras the frames dropped"));
+  statusBar()->addPermanentWidget(rateLabel_);
   statusBar()->addPermanentWidget(deviceLabel_);
 
   connect(view_, &widgets::ImageView::zoomChanged, this,
@@ -436,6 +479,9 @@ void MainWindow::restoreSettings() {
   if (!dtypesFor(device).contains(dtype)) dtype = defaultDtype(device);
   computeBar_->setCompute(device, dtype);
   inference_->setCompute(device, dtype);
+  const double scale = settings.value(QStringLiteral("compute/inputScale"), 1.0).toDouble();
+  computeBar_->setInputScale(scale);
+  inference_->setInputScale(computeBar_->inputScale());
 }
 
 void MainWindow::saveSettings() const {
@@ -521,6 +567,8 @@ void MainWindow::openPaths(const QStringList& paths) {
 }
 
 void MainWindow::showFile(const QString& path) {
+  if (isVideoPath(path)) return openMedia(path);
+  closeMedia();
   inference_->supersede();  // a run for the image being left is no longer wanted
   statusBar()->showMessage(tr("Loading %1...").arg(QFileInfo(path).fileName()));
   loader_.load(path);
@@ -536,6 +584,7 @@ void MainWindow::stepImage(int delta) {
 
 void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
   currentFile_ = path;
+  currentKey_ = path;
   result_.reset();
   ++resultGeneration_;
   ++denseRequest_;  // a layer still being made belongs to the image being left
@@ -561,7 +610,7 @@ void MainWindow::onImageFailed(const QString& path, const QString& reason) {
 }
 
 void MainWindow::updateTitle() {
-  const QString base = tr("Sapiens2 Studio");
+  const QString base = demoTasks_.empty() ? tr("Sapiens2 Studio") : tr("Sapiens2 Studio [UNTRAINED demo weights]");
   setWindowTitle(currentFile_.isEmpty() ? base
                                         : base + QStringLiteral(" - ") + QFileInfo(currentFile_).fileName());
 }
@@ -580,6 +629,11 @@ void MainWindow::createModelActions() {
     connect(load, &QAction::triggered, this, [this, task] { chooseCheckpoint(task); });
   }
   models->addSeparator();
+  demoFallbackAction_ = models->addAction(tr("Use &Demo Weights When No Checkpoint Is Found"));
+  demoFallbackAction_->setObjectName(QStringLiteral("actionDemoFallback"));
+  demoFallbackAction_->setCheckable(true);
+  demoFallbackAction_->setChecked(QSettings().value(QStringLiteral("models/demoFallback"), true).toBool());
+  connect(demoFallbackAction_, &QAction::triggered, this, &MainWindow::setDemoFallback);
   QAction* discover = models->addAction(tr("&Find Checkpoints"));
   discover->setObjectName(QStringLiteral("actionDiscoverCheckpoints"));
   connect(discover, &QAction::triggered, this, [this] {
@@ -598,19 +652,80 @@ void MainWindow::createExportActions(QMenu* file) {
     connect(action, &QAction::triggered, this, [this, kind] { chooseExport(kind); });
     exportActions_[kind] = action;
   }
+  exportMenu_->addSeparator();
+  videoExportAction_ = exportMenu_->addAction(tr("Annotated &Video..."));
+  videoExportAction_->setObjectName(QStringLiteral("actionExport_video"));
+  connect(videoExportAction_, &QAction::triggered, this, &MainWindow::chooseVideoExport);
 }
 
 void MainWindow::discoverCheckpoints() {
   const std::string root = paths::checkpointRoot();
+  std::vector<Task> missing;
   for (Task task : kStudioTasks) {
     const auto known = inference_->models().find(task);
-    if (known != inference_->models().end() && known->second.loaded) continue;  // the user's choice stays
+    if (userChosenTasks_.count(task) || (known != inference_->models().end() && known->second.loaded))
+      continue;  // the user's choice stays
     const CheckpointSearch search = findCheckpoint(root, task, "0.4b");
-    if (!search.found) continue;
+    if (!search.found) {
+      missing.push_back(task);
+      continue;
+    }
     logger().info("found the {} checkpoint {}", taskName(task), *search.found);
+    demoTasks_.erase(task);
     inference_->setModelPath(task, QString::fromStdString(*search.found));
   }
   updateModelLabels();
+  updateTitle();
+  if (missing.empty() || !demoFallbackAction_->isChecked()) return;
+
+  // Looked up (and generated the first time, about a second) off the GUI thread.
+  background_.start([this, missing] {
+    runInBackgroundPriority();
+    std::vector<std::pair<Task, QString>> found;
+    QString error;
+    for (Task task : missing) {
+      try {
+        found.emplace_back(task, QString::fromStdString(demo::findOrCreateDemoCheckpoint(task)));
+      } catch (const std::exception& e) {
+        error = QString::fromStdString(e.what());
+      }
+    }
+    QMetaObject::invokeMethod(
+        this, [this, found, error] { useDemoWeights(found, error); }, Qt::QueuedConnection);
+  });
+}
+
+void MainWindow::useDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error) {
+  if (!error.isEmpty()) logger().error("no demo weights: {}", utf8(error));
+  if (!demoFallbackAction_->isChecked()) return;
+  QStringList tasks;
+  for (const auto& [task, path] : found) {
+    const auto known = inference_->models().find(task);
+    if (userChosenTasks_.count(task) || (known != inference_->models().end() && !known->second.path.isEmpty()))
+      continue;  // chosen or found in the meantime
+    inference_->setModelPath(task, path);
+    demoTasks_.insert(task);
+    tasks << taskLabel(task);
+  }
+  if (tasks.isEmpty()) return;
+  logger().warn("no checkpoint found for {} under {}: using {}", utf8(tasks.join(QStringLiteral(", "))),
+                paths::checkpointRoot(), demo::kNotice);
+  statusBar()->showMessage(tr("No checkpoint for %1: running UNTRAINED demo weights (Models > Load Checkpoint "
+                              "for real results)")
+                               .arg(tasks.join(QStringLiteral(", "))),
+                           kStatusMessageMs);
+  updateModelLabels();
+  updateTitle();
+}
+
+void MainWindow::setDemoFallback(bool on) {
+  QSettings().setValue(QStringLiteral("models/demoFallback"), on);
+  demoFallbackAction_->setChecked(on);
+  if (on) return discoverCheckpoints();
+  for (Task task : std::set<Task>(demoTasks_)) inference_->setModelPath(task, QString());
+  demoTasks_.clear();
+  updateModelLabels();
+  updateTitle();
 }
 
 void MainWindow::chooseCheckpoint(Task task) {
@@ -623,12 +738,15 @@ void MainWindow::chooseCheckpoint(Task task) {
 }
 
 void MainWindow::loadCheckpoint(Task task, const QString& path) {
+  userChosenTasks_.insert(task);  // a demo checkpoint found later does not replace the user's choice
+  demoTasks_.erase(task);
+  updateTitle();
   statusBar()->showMessage(tr("Loading the %1 model %2...").arg(taskLabel(task), QFileInfo(path).fileName()));
   inference_->loadModel(task, path);
 }
 
 void MainWindow::runTasks() {
-  if (!view_->hasImage() || currentFile_.isEmpty()) {
+  if (!view_->hasImage() || currentKey_.isEmpty()) {
     statusBar()->showMessage(tr("Open an image first"), kStatusMessageMs);
     return;
   }
@@ -638,11 +756,12 @@ void MainWindow::runTasks() {
     return;
   }
   poseEditPending_ = false;
-  inference_->request(currentFile_, view_->image(), tasks, userBoxes_);
+  dropHeldFrame();  // this request supersedes the held frame's
+  inference_->request(currentKey_, view_->image(), tasks, userBoxes_);
 }
 
 void MainWindow::addPersonBox(const QRectF& imageRect) {
-  if (!view_->hasImage() || currentFile_.isEmpty()) return;
+  if (!view_->hasImage() || currentKey_.isEmpty()) return;
   std::vector<BoundingBox> boxes;
   if (result_) {
     for (const PoseInstance& pose : result_->poses) boxes.push_back(pose.bbox);
@@ -686,12 +805,14 @@ void MainWindow::runPoseInBoxes(const std::vector<BoundingBox>& boxes) {
   poseEditPending_ = true;
   statusBar()->showMessage(boxes.size() == 1 ? tr("Running pose in 1 person box...")
                                              : tr("Running pose in %1 person boxes...").arg(boxes.size()));
-  inference_->request(currentFile_, view_->image(), taskBit(Task::Pose), userBoxes_);
+  dropHeldFrame();
+  inference_->request(currentKey_, view_->image(), taskBit(Task::Pose), userBoxes_);
 }
 
 void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs,
                           bool fromCache) {
-  if (path != currentFile_) return;
+  if (heldFrame_ && path == heldKey_) releaseHeldFrame();
+  if (path != currentKey_) return;
   if (poseEditPending_ && tasks == taskBit(Task::Pose) && result_) {
     // A re-run in the user's boxes replaces the poses only.
     result_->poses = result.poses;
@@ -812,10 +933,12 @@ void MainWindow::showPointCloud() {
 }
 
 void MainWindow::updateExportActions() {
-  exportMenu_->setEnabled(result_.has_value());
+  const bool videoFile = player_ && player_->isOpen() && !player_->info().live;
+  exportMenu_->setEnabled(result_.has_value() || videoFile);
   for (const auto& [kind, action] : exportActions_) {
     action->setEnabled(result_ && result_->has(exportKindInfo(kind).task));
   }
+  videoExportAction_->setEnabled(videoFile && !videoExport_->isRunning());
 }
 
 void MainWindow::updateModelLabels() {
@@ -825,8 +948,9 @@ void MainWindow::updateModelLabels() {
   QString dtype = inference_->dtype();
   for (const auto& [task, state] : inference_->models()) {
     if (state.path.isEmpty()) continue;
-    names << QStringLiteral("%1: %2%3")
+    names << QStringLiteral("%1: %2%3%4")
                  .arg(taskLabel(task), QFileInfo(state.path).fileName(),
+                      demoTasks_.count(task) ? tr(" (untrained demo)") : QString(),
                       state.loaded ? QString() : tr(" (not loaded yet)"));
     if (state.loaded) {
       device = state.device;
@@ -893,8 +1017,9 @@ void MainWindow::chooseExport(ExportKind kind) {
   if (!result_) return;
   const ExportKindInfo& info = exportKindInfo(kind);
   const QFileInfo image(currentFile_);
-  const QString suggested =
-      QDir(dialogDirectory()).filePath(image.completeBaseName() + QString::fromLatin1(info.suffix));
+  QString base = image.completeBaseName();
+  if (currentKey_ != currentFile_) base += QStringLiteral("_frame%1").arg(timeline_->position(), 6, 10, QLatin1Char('0'));
+  const QString suggested = QDir(dialogDirectory()).filePath(base + QString::fromLatin1(info.suffix));
   // Non-native and window-modal (open(), not exec()): the GUI keeps running while it is up.
   auto* dialog = new QFileDialog(this, tr("Export"), suggested, tr(info.filter));
   dialog->setObjectName(QStringLiteral("exportDialog"));
@@ -991,6 +1116,310 @@ void MainWindow::dropEvent(QDropEvent* event) {
   if (paths.isEmpty()) return;
   event->acceptProposedAction();
   openPaths(paths);
+}
+
+
+// Video and camera playback
+
+QString MainWindow::frameKey(const QString& source, qint64 index) {
+  return source + QStringLiteral("#frame") + QString::number(index);
+}
+
+void MainWindow::createPlayback(QMenu* file) {
+  player_ = new MediaPlayer(this);
+  videoExport_ = new VideoExport(this);
+  connect(videoExport_, &VideoExport::finished, this, &MainWindow::onVideoExportFinished);
+  timeline_ = new widgets::Timeline;
+  timeline_->setObjectName(QStringLiteral("timeline"));
+  timeline_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  timelineBar_ = new QToolBar(tr("Timeline"), this);
+  timelineBar_->setObjectName(QStringLiteral("timelineBar"));
+  timelineBar_->setMovable(false);
+  timelineBar_->addWidget(timeline_);
+  addToolBar(Qt::BottomToolBarArea, timelineBar_);
+
+  QAction* close = new QAction(tr("C&lose Video or Camera"), this);
+  close->setObjectName(QStringLiteral("actionCloseMedia"));
+  close->setShortcut(QKeySequence(tr("Ctrl+Shift+W")));
+  connect(close, &QAction::triggered, this, &MainWindow::closeMedia);
+  file->insertAction(recentMenu_->menuAction(), close);
+  playbackActions_.push_back(close);
+
+  QMenu* playback = menuBar()->addMenu(tr("&Playback"));
+  playback->setObjectName(QStringLiteral("playbackMenu"));
+  const auto add = [this, playback](const char* name, const QString& text, const QKeySequence& keys,
+                                    auto slot) {
+    QAction* action = playback->addAction(text);
+    action->setObjectName(QLatin1String(name));
+    action->setShortcut(keys);
+    connect(action, &QAction::triggered, this, slot);
+    playbackActions_.push_back(action);
+    return action;
+  };
+  add("actionPlayPause", tr("&Play / Pause"), QKeySequence(Qt::Key_Space), [this] { player_->togglePlaying(); });
+  add("actionNextFrame", tr("&Next Frame"), QKeySequence(Qt::Key_Period), [this] { player_->step(1); });
+  add("actionPreviousFrame", tr("P&revious Frame"), QKeySequence(Qt::Key_Comma), [this] { player_->step(-1); });
+  add("actionFirstFrame", tr("&First Frame"), QKeySequence(Qt::Key_Home), [this] {
+    player_->pause();
+    player_->seek(0);
+  });
+  add("actionLastFrame", tr("&Last Frame"), QKeySequence(Qt::Key_End), [this] {
+    player_->pause();
+    player_->seek(std::max<qint64>(0, player_->info().frameCount - 1));
+  });
+  QAction* loop = add("actionLoop", tr("L&oop"), QKeySequence(Qt::Key_L), [this](bool on) { timeline_->setLooping(on); });
+  loop->setCheckable(true);
+
+  const bool looping = QSettings().value(QStringLiteral("playback/loop"), false).toBool();
+  player_->setLooping(looping);
+  timeline_->setLooping(looping);
+  loop->setChecked(looping);
+
+  connect(player_, &MediaPlayer::opened, this, &MainWindow::onMediaOpened);
+  connect(player_, &MediaPlayer::frameReady, this, &MainWindow::onMediaFrame);
+  connect(player_, &MediaPlayer::failed, this, &MainWindow::onMediaFailed);
+  connect(player_, &MediaPlayer::playingChanged, this, [this](bool playing) {
+    timeline_->setPlaying(playing);
+    if (playing) {
+      playbackTasksOff_ = false;
+      lastFrameAt_ = {};
+    }
+  });
+  connect(player_, &MediaPlayer::ended, this, [this] {
+    statusBar()->showMessage(tr("End of %1").arg(QFileInfo(player_->name()).fileName()), kStatusMessageMs);
+  });
+  connect(timeline_, &widgets::Timeline::seekRequested, player_, &MediaPlayer::seek);
+  connect(timeline_, &widgets::Timeline::playPauseRequested, player_, &MediaPlayer::togglePlaying);
+  connect(timeline_, &widgets::Timeline::stepRequested, player_, &MediaPlayer::step);
+  connect(timeline_, &widgets::Timeline::loopingChanged, this, [this, loop](bool on) {
+    player_->setLooping(on);
+    loop->setChecked(on);
+    QSettings().setValue(QStringLiteral("playback/loop"), on);
+  });
+  updatePlaybackActions();
+}
+
+void MainWindow::chooseVideoExport() {
+  const QString suggested =
+      QDir(dialogDirectory()).filePath(QFileInfo(currentFile_).completeBaseName() + QStringLiteral(".annotated.mp4"));
+  auto* dialog = new QFileDialog(this, tr("Export Annotated Video"), suggested, tr(kVideoFilter));
+  dialog->setObjectName(QStringLiteral("videoExportDialog"));
+  dialog->setAcceptMode(QFileDialog::AcceptSave);
+  dialog->setOption(QFileDialog::DontUseNativeDialog);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->selectFile(suggested);
+  connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
+    QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(path).absolutePath());
+    exportAnnotatedVideo(path);
+  });
+  dialog->open();
+}
+
+void MainWindow::exportAnnotatedVideo(const QString& path) {
+  const auto refuse = [this, &path](const QString& error) {
+    statusBar()->showMessage(error, kStatusMessageMs);
+    Q_EMIT videoExportFinished(path, error);
+  };
+  if (!player_->isOpen() || player_->info().live) return refuse(tr("Open a video file first"));
+  VideoExportRequest request;
+  request.input = currentFile_;
+  request.output = path;
+  for (Task task : kStudioTasks) {
+    if (!contains(tasksPanel_->selectedTasks(), task)) continue;
+    const auto model = inference_->models().find(task);
+    if (model == inference_->models().end() || model->second.path.isEmpty())
+      return refuse(tr("No %1 model: load one (Models menu) or uncheck the task").arg(taskLabel(task)));
+    request.models[task] = model->second.path;
+  }
+  if (request.models.empty()) return refuse(tr("Check at least one task in the Tasks and Layers dock"));
+  request.device = inference_->device();
+  request.dtype = inference_->dtype();
+  if (inference_->inputScale() != 1.0) request.inputSize = scaledInputSize(InputSize{}, inference_->inputScale());
+  request.keypointThreshold = float(tasksPanel_->keypointThreshold());
+
+  auto* progress = new QProgressDialog(tr("Writing %1...").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
+  progress->setObjectName(QStringLiteral("videoExportProgress"));
+  progress->setWindowModality(Qt::WindowModal);
+  progress->setMinimumDuration(0);
+  progress->setAttribute(Qt::WA_DeleteOnClose);
+  connect(progress, &QProgressDialog::canceled, videoExport_, &VideoExport::cancel);
+  connect(videoExport_, &VideoExport::progress, progress, [progress](qint64 done, qint64 total, double fps) {
+    if (total > 0) progress->setMaximum(int(total));
+    progress->setValue(int(done));
+    progress->setLabelText(total > 0 ? tr("Frame %1 of %2, %3 frames/s").arg(done).arg(total).arg(fps, 0, 'f', 1)
+                                     : tr("Frame %1, %2 frames/s").arg(done).arg(fps, 0, 'f', 1));
+  });
+  connect(videoExport_, &VideoExport::finished, progress, &QProgressDialog::close);
+  progress->show();
+  logger().info("writing the annotated video {}", utf8(path));
+  videoExport_->start(request);
+  updateExportActions();
+}
+
+void MainWindow::onVideoExportFinished(const QString& path, qint64 frames, const QString& error, bool cancelled) {
+  QString message;
+  if (!error.isEmpty()) {
+    message = tr("Annotated video stopped after %1 frames: %2").arg(frames).arg(error);
+  } else if (cancelled) {
+    message = tr("Cancelled: the %1 frames done are in %2").arg(frames).arg(QFileInfo(path).fileName());
+  } else {
+    message = tr("Wrote %1 (%2 frames)").arg(QFileInfo(path).fileName()).arg(frames);
+  }
+  logger().info("{}", utf8(message));
+  statusBar()->showMessage(message, kStatusMessageMs);
+  updateExportActions();
+  Q_EMIT videoExportFinished(path, error);
+}
+
+void MainWindow::updatePlaybackActions() {
+  const bool open = player_->isOpen();
+  const bool file = open && !player_->info().live;
+  for (QAction* action : playbackActions_) {
+    const bool stepping = action->objectName() != QLatin1String("actionPlayPause") &&
+                          action->objectName() != QLatin1String("actionCloseMedia");
+    action->setEnabled(stepping ? file : open);
+  }
+  updateExportActions();
+}
+
+void MainWindow::chooseVideo() {
+  const QString file =
+      QFileDialog::getOpenFileName(this, tr("Open Video"), dialogDirectory(), tr(kVideoFilter));
+  if (file.isEmpty()) return;
+  QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(file).absolutePath());
+  openPaths({file});
+}
+
+void MainWindow::chooseCamera() {
+  CameraDialog dialog(this);
+  if (dialog.exec() == QDialog::Accepted) openMedia(dialog.device(), dialog.options());
+}
+
+void MainWindow::openMedia(const QString& pathOrDevice, const CameraOptions& camera) {
+  inference_->supersede();
+  dropHeldFrame();
+  statusBar()->showMessage(tr("Opening %1...").arg(pathOrDevice));
+  playbackTasksOff_ = false;
+  framesPerSecond_ = 0;
+  latencyMs_ = 0;
+  lastFrameIndex_ = -1;
+  droppedFrames_ = 0;
+  lastFrameAt_ = {};
+  rateLabel_->clear();
+  player_->open(pathOrDevice, camera);
+  updatePlaybackActions();
+}
+
+void MainWindow::closeMedia() {
+  if (!player_->isOpen()) return;
+  dropHeldFrame();
+  logger().info("closed {}", utf8(player_->name()));
+  player_->close();
+  timelineBar_->hide();
+  rateLabel_->clear();
+  updatePlaybackActions();
+}
+
+void MainWindow::onMediaOpened(const QString& name) {
+  const SourceInfo& info = player_->info();
+  currentFile_ = name;
+  timeline_->setMedia(info.frameCount, info.fps, info.live);
+  timelineBar_->show();
+  if (!info.live) {
+    media_->markCurrent(name);
+    recent_.add(name);
+  }
+  updateTitle();
+  updatePlaybackActions();
+  const QString frames = info.frameCount > 0 ? tr(", %1 frames").arg(info.frameCount) : QString();
+  statusBar()->showMessage(tr("%1: %2 x %3, %4 fps, %5%6")
+                               .arg(QFileInfo(name).fileName())
+                               .arg(info.width)
+                               .arg(info.height)
+                               .arg(info.fps, 0, 'f', 2)
+                               .arg(QString::fromStdString(info.codec), frames),
+                           kStatusMessageMs);
+  Q_EMIT mediaOpened(name);
+}
+
+void MainWindow::onMediaFailed(const QString& name, const QString& reason) {
+  logger().error("{}", utf8(reason));
+  statusBar()->showMessage(reason, kStatusMessageMs);
+  // Before `opened` the source never worked: nothing of it stays. Later (a damaged frame, an unplugged
+  // camera) the frames shown so far stay on screen.
+  if (player_->info().codec.empty()) closeMedia();
+  Q_EMIT imageFailed(name, reason);
+}
+
+void MainWindow::onMediaFrame(const MediaFrame& frame, bool playing) {
+  const QString key = frameKey(player_->name(), frame.index);
+  const TaskSet tasks = tasksPanel_->selectedTasks();
+  if (playing && !playbackTasksOff_ && tasksPanel_->runsOnOpen() && tasks != 0) {
+    dropHeldFrame();
+    heldFrame_ = frame;
+    heldKey_ = key;
+    inference_->request(key, frame.bgr, tasks);  // a cached result comes back at once
+    return;
+  }
+  dropHeldFrame();  // a seek or a step supersedes a frame held for its results
+  presentFrame(frame, key);
+  if (playing) {
+    updateRateLabel(frame);
+    player_->frameDone();
+  } else if (tasksPanel_->runsOnOpen() && tasks != 0) {
+    runTasks();
+  }
+}
+
+void MainWindow::presentFrame(const MediaFrame& frame, const QString& key) {
+  currentKey_ = key;
+  result_.reset();
+  ++resultGeneration_;
+  ++denseRequest_;
+  denseLayer_ = DenseLayer::None;
+  userBoxes_.clear();
+  poseEditPending_ = false;
+  resultImage_ = frame.bgr;
+  view_->setFrame(frame.bgr);
+  timeline_->setPosition(frame.index, frame.timestampSeconds);
+  sizeLabel_->setText(QStringLiteral("%1 x %2").arg(frame.bgr.cols).arg(frame.bgr.rows));
+  updateExportActions();
+  Q_EMIT mediaFrameShown(frame.index);
+}
+
+void MainWindow::releaseHeldFrame() {
+  if (!heldFrame_) return;
+  const MediaFrame frame = std::move(*heldFrame_);
+  heldFrame_.reset();
+  presentFrame(frame, heldKey_);
+  updateRateLabel(frame);
+  player_->frameDone();  // the next frame is read while this one's layers are drawn
+}
+
+void MainWindow::dropHeldFrame() {
+  if (!heldFrame_) return;
+  heldFrame_.reset();
+  player_->frameDone();
+}
+
+void MainWindow::updateRateLabel(const MediaFrame& frame) {
+  using namespace std::chrono;
+  const auto now = steady_clock::now();
+  const double latency = duration<double, std::milli>(now - frame.readAt).count();
+  // Smoothed over the last few frames, so the figures can be read while they change.
+  const auto smooth = [](double average, double sample) { return average == 0 ? sample : 0.8 * average + 0.2 * sample; };
+  latencyMs_ = smooth(latencyMs_, latency);
+  if (lastFrameAt_ != steady_clock::time_point{}) {
+    const double seconds = duration<double>(now - lastFrameAt_).count();
+    if (seconds > 0) framesPerSecond_ = smooth(framesPerSecond_, 1.0 / seconds);
+  }
+  lastFrameAt_ = now;
+  const bool live = player_->info().live;
+  if (live && lastFrameIndex_ >= 0) droppedFrames_ += std::max<qint64>(0, frame.index - lastFrameIndex_ - 1);
+  lastFrameIndex_ = frame.index;
+  QString text = tr("%1 fps  %2 ms").arg(framesPerSecond_, 0, 'f', 1).arg(latencyMs_, 0, 'f', 0);
+  if (live) text += tr("  %1 dropped").arg(droppedFrames_);
+  rateLabel_->setText(text);
 }
 
 }  // namespace sapiens::studio

@@ -6,6 +6,7 @@
 
 #include "image_loader.h"
 #include "image_view.h"
+#include "media_player.h"
 #include "recent_files.h"
 #include "result_export.h"
 #include "task_set.h"
@@ -21,8 +22,11 @@
 #include <QStringList>
 #include <QThreadPool>
 
+#include <chrono>
 #include <map>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 class QAction;
@@ -30,18 +34,22 @@ class QActionGroup;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QToolBar;
 
 namespace sapiens::widgets {
 class LogPanel;
 class PointCloudView;
+class Timeline;
 }  // namespace sapiens::widgets
 
 namespace sapiens::studio {
 
 class ComputeToolBar;
 class InferenceSession;
+class VideoExport;
 class MediaBrowser;
 class ModelBrowser;
+class FineTunePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -53,8 +61,22 @@ class MainWindow : public QMainWindow {
   /// Opens image files and folders (their images, not recursively) into the Media dock and shows the
   /// first image. Problems are reported in the status bar and the log, never as a modal dialog.
   void openPaths(const QStringList& paths);
-  /// Decodes `path` in the background and shows it when ready.
+  /// Decodes `path` in the background and shows it when ready; a video opens in the media player.
   void showFile(const QString& path);
+  /// Opens a video file, a camera (/dev/videoN) or a test-pattern camera ("synthetic:WxH@FPS") in the
+  /// media player: the timeline appears, cameras start at once. Failures are reported like a bad image's.
+  void openMedia(const QString& pathOrDevice, const CameraOptions& camera = {});
+  /// Closes the video or camera on display.
+  void closeMedia();
+  MediaPlayer* mediaPlayer() const { return player_; }
+  /// The key results of the picture on display are cached and matched under: the image path, or the
+  /// video or camera name with "#frame" and the frame index.
+  QString currentKey() const { return currentKey_; }
+  static QString frameKey(const QString& source, qint64 index);
+  /// Writes the open video with the overlays of the checked tasks to `path` in the background (what
+  /// File > Export > Annotated Video does once a file is chosen), with a progress dialog that cancels;
+  /// videoExportFinished follows.
+  void exportAnnotatedVideo(const QString& path);
 
   /// The image on display (empty before the first one).
   QString currentFile() const { return currentFile_; }
@@ -66,6 +88,7 @@ class MainWindow : public QMainWindow {
   widgets::PointCloudView* pointCloudView() const { return cloudView_; }
   InferenceSession* inference() const { return inference_; }
   ComputeToolBar* computeToolBar() const { return computeBar_; }
+  FineTunePanel* fineTunePanel() const { return fineTunePanel_; }
 
   /// Loads `path` as the `task` model in the background (what Models > Load Checkpoint does once a
   /// file is chosen). Problems are reported in the status bar and the log (modelProblem).
@@ -77,6 +100,8 @@ class MainWindow : public QMainWindow {
   /// models are loaded there again in the background. A device or precision not offered here is
   /// refused with a message in the status bar.
   void setCompute(const QString& device, const QString& dtype);
+  /// The models' input size as a fraction of their native one (the Compute toolbar's Resolution).
+  void setInputScale(double scale);
   /// How the view compares the layers with the image (View > Comparison); remembered between runs.
   void setCompareMode(widgets::ImageView::CompareMode mode);
   /// The results on display, for the image on display.
@@ -105,6 +130,12 @@ class MainWindow : public QMainWindow {
   void pointCloudShown(qulonglong pointCount);
   /// An export finished; `error` is empty on success.
   void exportFinished(const QString& path, const QString& error);
+  /// A video or camera opened (its first frame follows).
+  void mediaOpened(const QString& name);
+  /// Frame `index` of the video or camera is on display (with its results when they were awaited).
+  void mediaFrameShown(qint64 index);
+  /// An annotated video export ended; `error` is empty on success and after a cancel.
+  void videoExportFinished(const QString& path, const QString& error);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -119,10 +150,30 @@ class MainWindow : public QMainWindow {
   void createInference();
   void createComputeToolBar();
   void createCompareActions(QMenu* view);
+  // The Fine-tuning dock and its View menu entry (main_window_finetune.cpp); after createActions().
+  void createFineTuningDock();
+  void createPlayback(QMenu* file);
+  void chooseVideo();
+  void chooseCamera();
+  void onMediaOpened(const QString& name);
+  void onMediaFrame(const MediaFrame& frame, bool playing);
+  void onMediaFailed(const QString& name, const QString& reason);
+  void presentFrame(const MediaFrame& frame, const QString& key);
+  // Shows the frame held for its results (they came, or the run failed) and lets playback go on.
+  void releaseHeldFrame();
+  void dropHeldFrame();
+  void updatePlaybackActions();
+  void chooseVideoExport();
+  void onVideoExportFinished(const QString& path, qint64 frames, const QString& error, bool cancelled);
+  // The playback figures in the status bar: frames per second, latency, frames dropped.
+  void updateRateLabel(const MediaFrame& frame);
   void addPersonBox(const QRectF& imageRect);
   void deletePersonBox(int index);
   void runPoseInBoxes(const std::vector<BoundingBox>& boxes);
   void discoverCheckpoints();
+  // Tasks with no checkpoint run on the untrained demo weights (Models menu), marked in the title.
+  void useDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error);
+  void setDemoFallback(bool on);
   void chooseCheckpoint(Task task);
   void chooseExport(ExportKind kind);
   void onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs, bool fromCache);
@@ -154,6 +205,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* mediaDock_ = nullptr;
   QDockWidget* modelsDock_ = nullptr;
   QDockWidget* logDock_ = nullptr;
+  FineTunePanel* fineTunePanel_ = nullptr;
+  QDockWidget* fineTuneDock_ = nullptr;
   TasksPanel* tasksPanel_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;
   widgets::PointCloudView* cloudView_ = nullptr;
@@ -173,6 +226,27 @@ class MainWindow : public QMainWindow {
   QLabel* hoverLabel_ = nullptr;
 
   ImageLoader loader_;
+  MediaPlayer* player_ = nullptr;
+  VideoExport* videoExport_ = nullptr;
+  QAction* videoExportAction_ = nullptr;
+  widgets::Timeline* timeline_ = nullptr;
+  QToolBar* timelineBar_ = nullptr;
+  std::vector<QAction*> playbackActions_;
+  QLabel* rateLabel_ = nullptr;
+  // A playback frame waiting for its results, shown with them so that overlays never lag the picture.
+  std::optional<MediaFrame> heldFrame_;
+  QString heldKey_;
+  // A run failed during this playback: the rest plays without tasks (until play is pressed again).
+  bool playbackTasksOff_ = false;
+  std::chrono::steady_clock::time_point lastFrameAt_;
+  double framesPerSecond_ = 0;
+  double latencyMs_ = 0;
+  qint64 lastFrameIndex_ = -1;
+  qint64 droppedFrames_ = 0;
+  QString currentKey_;
+  std::set<Task> userChosenTasks_;  // checkpoints the user loaded: discovery leaves them alone
+  std::set<Task> demoTasks_;        // running on untrained demo weights
+  QAction* demoFallbackAction_ = nullptr;
   RecentFiles recent_;
   QString currentFile_;
 

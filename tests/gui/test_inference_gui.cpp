@@ -167,7 +167,11 @@ class TestInferenceGui : public QObject {
     sapiens::log::init(options);
   }
 
-  void init() { QSettings().clear(); }
+  void init() {
+    QSettings().clear();
+    // Tasks without a model stay without one (the demo-weights fallback has a test of its own).
+    QSettings().setValue(QStringLiteral("models/demoFallback"), false);
+  }
 
   void drawsResultsAsLayersShowsThemIn3dAndExports() {
     MainWindow window;

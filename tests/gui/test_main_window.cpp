@@ -11,6 +11,7 @@
 #include "model_browser.h"
 #include "recent_files.h"
 #include "surface_format.h"
+#include "tasks_panel.h"
 #include "test_support.h"
 
 #include "sapiens/common/log.h"
@@ -121,7 +122,49 @@ class TestMainWindow : public QObject {
     sapiens::log::init(options);
   }
 
-  void init() { QSettings().clear(); }
+  void init() {
+    QSettings().clear();
+    // Tasks without a model stay without one (the demo-weights fallback has a test of its own).
+    QSettings().setValue(QStringLiteral("models/demoFallback"), false);
+  }
+
+  void fallsBackToDemoWeightsAndSaysSo() {
+    // No checkpoint anywhere (the test's checkpoint root is empty): every task gets the untrained demo
+    // weights, and the window says so in its title, the model read-out and the status bar.
+    QSettings().setValue(QStringLiteral("models/demoFallback"), true);
+    MainWindow window;
+    window.setInputScale(0.25);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window, {samplePath()}));
+    QTRY_VERIFY_WITH_TIMEOUT(window.windowTitle().contains(QStringLiteral("UNTRAINED demo weights")), kLoadTimeoutMs);
+    auto* models = window.findChild<QLabel*>(QStringLiteral("modelLabel"));
+    QVERIFY2(models->text().contains(QStringLiteral("seg: sapiens2_demo_seg.safetensors (untrained demo)")),
+             qPrintable(models->text()));
+
+    // They run: the sample gets a part mask of its size.
+    for (sapiens::Task task : sapiens::studio::kStudioTasks)
+      window.tasksPanel()->setTaskSelected(task, task == sapiens::Task::Seg);
+    QSignalSpy result(&window, &MainWindow::resultShown);
+    window.findChild<QAction*>(QStringLiteral("actionRun"))->trigger();
+    QVERIFY(result.wait(kLoadTimeoutMs));
+    QVERIFY(window.currentResult());
+    QCOMPARE(window.currentResult()->segLabels.cols, window.imageView()->image().cols);
+
+    // A checkpoint the user loads replaces the demo weights of its task.
+    const QString fixtureSeg = QString::fromStdString(sapiens::test::fixture("golden/seg/model.safetensors"));
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    window.loadCheckpoint(sapiens::Task::Seg, fixtureSeg);
+    QVERIFY(ready.wait(kLoadTimeoutMs));
+    QVERIFY(!models->text().contains(QStringLiteral("seg: sapiens2_demo_seg")));
+    QVERIFY(window.windowTitle().contains(QStringLiteral("UNTRAINED")));  // the other tasks still are demo
+
+    // Turned off, the remaining demo tasks have no model again and the mark goes.
+    window.findChild<QAction*>(QStringLiteral("actionDemoFallback"))->trigger();
+    QVERIFY(!window.windowTitle().contains(QStringLiteral("UNTRAINED")));
+    QVERIFY(!models->text().contains(QStringLiteral("demo")));
+    QVERIFY(!QSettings().value(QStringLiteral("models/demoFallback")).toBool());
+  }
 
   void showsTheBundledSample() {
     MainWindow window;

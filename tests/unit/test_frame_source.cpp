@@ -181,6 +181,30 @@ class TestFrameSource : public QObject {
     QVERIFY2(timer.elapsed() < 1000, qPrintable(QString::number(timer.elapsed())));
   }
 
+  void testPatternCameraOpensByName() {
+    auto source = sapiens::openFrameSource("synthetic:64x48@15");
+    QVERIFY(source->info().live);
+    QCOMPARE(source->info().width, 64);
+    QCOMPARE(source->info().height, 48);
+    QCOMPARE(source->info().fps, 15.0);
+    const auto first = source->next();
+    QVERIFY(first);
+    QCOMPARE(first->bgr.cols, 64);
+    QCOMPARE(sapiens::readFrameNumber(first->bgr).value_or(-1), first->index);
+
+    const auto defaults = sapiens::parseSyntheticSourceName("synthetic:");
+    QVERIFY(defaults);
+    QCOMPARE(defaults->width, sapiens::SyntheticLiveOptions{}.width);
+    QCOMPARE(sapiens::parseSyntheticSourceName("synthetic:@60")->fps, 60.0);
+    QVERIFY(!sapiens::parseSyntheticSourceName("/dev/video0"));
+    for (const char* bad :
+         {"synthetic:64", "synthetic:64x", "synthetic:64x48@", "synthetic:64x48@fast", "synthetic:8x8",
+          "synthetic:64x48@0", "synthetic:99999999999x48", "synthetic:64x48 "}) {
+      QVERIFY2(mediaError([bad] { sapiens::openFrameSource(bad); }).contains(QStringLiteral("WIDTHxHEIGHT")),
+               bad);
+    }
+  }
+
   void camerasAreListedAndBadDevicesRefused() {
     for (const auto& camera : sapiens::listCameras()) {  // none on a build machine; real ones elsewhere
       QVERIFY(QString::fromStdString(camera.path).startsWith(QLatin1String("/dev/video")));

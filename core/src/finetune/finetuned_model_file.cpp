@@ -60,7 +60,9 @@ Model loadFinetunedModel(const std::string& path, const ModelOptions& options, c
       throw ModelFormatError(
           fmt::format("{}: a head file holds only decode_head.* tensors, not {}", path, entry.name));
     shapes[entry.name] = entry.shape;
-    head.emplace(entry.name, loadTensor(file, entry, at::kFloat));
+    at::Tensor tensor = loadTensor(file, entry, at::kFloat);
+    requireFiniteTensor(tensor, fs::path(path).filename().string(), entry.name);
+    head.emplace(entry.name, std::move(tensor));
   }
   const Architecture arch = inferArchitecture(shapes, path);
   if (arch.task != model.task()) {

@@ -3,6 +3,7 @@
 #include "sapiens/media/camera_source.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/media/image_sequence_source.h"
+#include "sapiens/media/synthetic_live_source.h"
 #include "sapiens/media/video_file_source.h"
 
 #include <filesystem>
@@ -15,6 +16,8 @@ void FrameSource::seek(std::int64_t frameIndex) {
 
 std::unique_ptr<FrameSource> openFrameSource(const std::string& pathOrDevice) {
   if (pathOrDevice.rfind("/dev/video", 0) == 0) return std::make_unique<CameraSource>(pathOrDevice);
+  if (const auto synthetic = parseSyntheticSourceName(pathOrDevice))
+    return std::make_unique<SyntheticLiveSource>(*synthetic);
   std::error_code ec;
   if (std::filesystem::is_directory(pathOrDevice, ec)) return ImageSequenceSource::fromFolder(pathOrDevice);
   if (hasImageExtension(pathOrDevice)) return ImageSequenceSource::fromFile(pathOrDevice);

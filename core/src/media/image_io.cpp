@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace sapiens {
 namespace {
@@ -90,6 +91,53 @@ std::optional<Dimensions> jpegDimensions(std::istream& in) {
     pos += 2 + length;
   }
   return std::nullopt;
+}
+
+// The offset of the first start-of-scan marker of a JPEG, past the segments before it (EXIF with its
+// thumbnail, ICC, tables, the frame header). nullopt for anything else.
+std::optional<std::streamoff> jpegFirstScan(std::istream& in) {
+  unsigned char h[4];
+  if (!readAt(in, 0, h, 2) || h[0] != 0xFF || h[1] != 0xD8) return std::nullopt;
+  std::streamoff pos = 2;
+  for (int segment = 0; segment < 4096; ++segment) {
+    if (!readAt(in, pos, h, 4) || h[0] != 0xFF) return std::nullopt;
+    const unsigned char marker = h[1];
+    if (marker == 0xFF) {
+      pos += 1;
+      continue;
+    }
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
+      pos += 2;
+      continue;
+    }
+    if (marker == 0xDA) return pos;
+    if (marker == 0xD9) return std::nullopt;
+    const std::uint16_t length = be16(h + 2);
+    if (length < 2) return std::nullopt;
+    pos += 2 + length;
+  }
+  return std::nullopt;
+}
+
+// libjpeg decodes a truncated JPEG without an error (OpenCV only prints "Premature end of JPEG file") and
+// fills the missing rows grey, so a cut file would pass as a picture. Inside the scans a 0xFF byte is
+// always followed by 0x00, a restart marker or a table/scan marker, so the first FF D9 after the first
+// scan starts is the end-of-image marker of a complete file (data appended after it is allowed).
+bool jpegHasEndMarker(std::istream& in, std::streamoff from) {
+  in.clear();
+  in.seekg(from);
+  std::vector<char> buffer(std::size_t{1} << 16);
+  bool afterFF = false;
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) {
+      const auto byte = static_cast<unsigned char>(buffer[static_cast<std::size_t>(i)]);
+      if (afterFF && byte == 0xD9) return true;
+      afterFF = byte == 0xFF;
+    }
+  }
+  return false;
 }
 
 // The first image file directory's ImageWidth (256) and ImageLength (257) tags. Classic TIFF only.
@@ -250,6 +298,10 @@ cv::Mat decodeImage(const std::string& path, int maxSide) {
                                  std::to_string(size->height) + " pixels, more than the limit of " +
                                  std::to_string(kMaxImagePixels) + "; refusing to decode it");
     }
+  }
+  if (const std::optional<std::streamoff> scan = jpegFirstScan(in);
+      scan && !jpegHasEndMarker(in, *scan + 2)) {
+    throw MediaError(path, "JPEG data ends before its end-of-image marker: the file is truncated");
   }
   const bool floatFormat = isFloatFormat(in);
   in.close();

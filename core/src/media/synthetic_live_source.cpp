@@ -4,9 +4,47 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 namespace sapiens {
+
+std::optional<SyntheticLiveOptions> parseSyntheticSourceName(const std::string& name) {
+  if (name.rfind(kSyntheticSourcePrefix, 0) != 0) return std::nullopt;
+  const std::string spec = name.substr(kSyntheticSourcePrefix.size());
+  const auto malformed = [&name] {
+    return MediaError(name,
+                      "expected synthetic:[WIDTHxHEIGHT][@FPS], e.g. synthetic:640x480@30, with a size "
+                      "from 16x20 to 7680x4320 and 0.1 to 240 frames per second");
+  };
+  SyntheticLiveOptions options;
+  const std::size_t at = spec.find('@');
+  const std::string size = spec.substr(0, at);
+  try {
+    if (!size.empty()) {
+      const std::size_t x = size.find('x');
+      if (x == std::string::npos) throw malformed();
+      std::size_t used = 0;
+      options.width = std::stoi(size.substr(0, x), &used);
+      if (used != x) throw malformed();
+      const std::string height = size.substr(x + 1);
+      options.height = std::stoi(height, &used);
+      if (used != height.size()) throw malformed();
+    }
+    if (at != std::string::npos) {
+      const std::string fps = spec.substr(at + 1);
+      std::size_t used = 0;
+      options.fps = std::stod(fps, &used);
+      if (used != fps.size()) throw malformed();
+    }
+  } catch (const std::logic_error&) {  // stoi/stod: not a number or out of range
+    throw malformed();
+  }
+  if (options.width < 16 || options.height < 20 || options.width > 7680 || options.height > 4320 ||
+      !(options.fps >= 0.1 && options.fps <= 240))
+    throw malformed();
+  return options;
+}
 
 SyntheticLiveSource::SyntheticLiveSource(const SyntheticLiveOptions& options)
     : options_(options), start_(std::chrono::steady_clock::now()) {

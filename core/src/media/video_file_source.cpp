@@ -340,6 +340,9 @@ std::optional<Frame> VideoFileSource::next() {
     if (expected > 0 && s.nextIndex < expected)
       throw MediaError(s.path, "truncated or corrupt at frame " + std::to_string(s.nextIndex) + " of " +
                                    std::to_string(expected));
+    // A stream that ends before its first picture (e.g. a cut still image probed as a one-frame video)
+    // would otherwise pass for an empty video and give a run with no output and no error.
+    if (s.nextIndex == 0) throw MediaError(s.path, "no frame could be decoded: empty, truncated or corrupt");
   } catch (const MediaError& e) {
     s.readError = e;
     throw;

@@ -8,6 +8,7 @@
 #include "sapiens/common/log.h"
 #include "sapiens/model/architecture_inference.h"
 #include "sapiens/model/compute_options.h"
+#include "sapiens/model/demo_weights.h"
 #include "sapiens/model/model_error.h"
 #include "sapiens/model/parameter_layout.h"
 #include "sapiens/model/safetensors_torch.h"
@@ -119,6 +120,7 @@ Model Model::load(const std::string& path, const ModelOptions& options) {
     const TensorEntry& entry = *file.find(spec.name);
     const c10::ScalarType target = spec.name == periodsName ? at::kBFloat16 : dtype;
     at::Tensor tensor = loadTensor(file, entry, target);
+    requireFiniteTensor(tensor, fileName, spec.name);
     // A tensor that aliases the mapping must not outlive `file`.
     if (device.is_cpu()) {
       if (tensor.data_ptr() == static_cast<const void*>(file.data(entry))) tensor = tensor.clone();
@@ -130,7 +132,14 @@ Model Model::load(const std::string& path, const ModelOptions& options) {
   logger().debug("Loaded {}: {} model, {} ({} parameters) on {} in {}", path, taskName(arch.task),
                  officialName(arch).value_or("custom size"), parameterCount(arch), device.str(),
                  computeDtypeName(dtype));
-  return Model(arch, std::move(parameters), device, dtype, path);
+  Model model(arch, std::move(parameters), device, dtype, path);
+  model.metadata_ = file.metadata();
+  if (model.isDemoWeights()) logger().debug("{}: {}", fileName, demo::kNotice);
+  return model;
+}
+
+bool Model::isDemoWeights() const {
+  return demo::isDemoMetadata(metadata_);
 }
 
 namespace {

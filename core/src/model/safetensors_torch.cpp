@@ -1,10 +1,12 @@
 #include "sapiens/model/safetensors_torch.h"
 
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/model/model_error.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -13,6 +15,21 @@ namespace sapiens {
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors stores little-endian data; this reader/writer assumes a little-endian host"
 #endif
+
+void requireFiniteTensor(const at::Tensor& tensor, const std::string& fileName, const std::string& key) {
+  if (!at::isFloatingType(tensor.scalar_type()) || tensor.numel() == 0) return;
+  // NaN and infinities propagate through a sum, so a finite sum proves every element finite. A sum that
+  // is not finite may still be an overflow of finite values (fp16), so then the elements are counted.
+  if (std::isfinite(tensor.sum().item<double>())) return;
+  const std::int64_t nans = at::isnan(tensor).sum().item<std::int64_t>();
+  const std::int64_t infinities = at::isinf(tensor).sum().item<std::int64_t>();
+  if (nans == 0 && infinities == 0) return;
+  throw ModelFormatError(fileName + ": tensor '" + key + "' holds " + std::to_string(nans) + " NaN and " +
+                         std::to_string(infinities) + " infinite values (of " +
+                         std::to_string(tensor.numel()) + " " +
+                         std::string(c10::toString(tensor.scalar_type())) +
+                         "); the checkpoint is damaged or its training diverged");
+}
 
 c10::ScalarType toScalarType(StDType dtype) {
   switch (dtype) {

@@ -19,6 +19,7 @@
 #include "sapiens/model/architecture.h"
 #include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/compute_options.h"
+#include "sapiens/model/demo_weights.h"
 #include "sapiens/model/model.h"
 #include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/image_inference.h"
@@ -191,7 +192,9 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   request.device = options.device;
   request.dtype = options.dtype;
   request.inputSize = options.inputSize;
+  request.demoFallback = options.demoFallback;
   LoadedTaskModels loaded = loadTaskModels(request);
+  summary.demoTasks = loaded.demoTasks;
   std::vector<LoadedModel>& models = loaded.models;
   summary.taskErrors = loaded.errors;
   for (const LoadedModel& m : models) summary.tasksRun.push_back(m.task);
@@ -205,6 +208,8 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   manifest["models"] = nlohmann::json::array();
   for (auto& m : models) manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
   manifest["task_errors"] = summary.taskErrors;
+  manifest["demo_weights"] = !summary.demoTasks.empty();
+  if (!summary.demoTasks.empty()) manifest["demo_weights_notice"] = demo::kNotice;
   summary.manifestPath = (fs::path(options.outputDir) / manifestNameFor(options.shard)).string();
 
   std::vector<PlannedInput> planned = planInputs(options.inputs, options.outputDir);

@@ -5,6 +5,7 @@
 #include "sapiens/model/architecture.h"
 #include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/compute_options.h"
+#include "sapiens/model/demo_weights.h"
 
 #include <nlohmann/json.hpp>
 
@@ -31,22 +32,36 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
       path = it->second;
     } else {
       CheckpointSearch search = findCheckpoint(modelDir, task, request.size);
-      if (!search.found) {
-        out.errors.push_back("no " + std::string(taskName(task)) + " checkpoint found under " + modelDir +
-                             " (looked for " + search.looked.front() + " and other official sizes)");
+      const std::string notFound = "no " + std::string(taskName(task)) + " checkpoint found under " +
+                                   modelDir + " (looked for " + search.looked.front() +
+                                   " and other official sizes)";
+      if (search.found) {
+        path = *search.found;
+      } else if (request.demoFallback) {
+        try {
+          path = demo::findOrCreateDemoCheckpoint(task);
+        } catch (const std::exception& e) {
+          out.errors.push_back(notFound + "; " + e.what());
+          logger().error("{}", out.errors.back());
+          continue;
+        }
+        logger().warn("{}; using the UNTRAINED demo weights {}", notFound, path);
+      } else {
+        out.errors.push_back(notFound);
         logger().error("{}", out.errors.back());
         continue;
       }
-      path = *search.found;
     }
     try {
       ModelOptions o = modelOptions;
       o.expectedTask = task;
       Model model = Model::load(path, o);
       InputSize size = request.inputSize ? *request.inputSize : defaultInputSize(model);
-      logger().info("{} model: {} ({}, {} on {})", taskName(task), path,
+      logger().info("{} model: {} ({}, {} on {}){}", taskName(task), path,
                     officialName(model.architecture()).value_or("custom architecture"),
-                    computeDtypeName(model.dtype()), model.device().str());
+                    computeDtypeName(model.dtype()), model.device().str(),
+                    model.isDemoWeights() ? " - UNTRAINED demo weights" : "");
+      if (model.isDemoWeights()) out.demoTasks.push_back(task);
       out.models.push_back(LoadedTaskModel{task, path, std::move(model), size});
     } catch (const std::exception& e) {
       out.errors.push_back(std::string(taskName(task)) + ": " + e.what());
@@ -64,7 +79,8 @@ std::string describeTaskModelJson(const LoadedTaskModel& m) {
                             {"architecture", official ? *official : "custom"},
                             {"backbone", describeBackbone(arch.backbone)},
                             {"head", describeHead(arch.task, arch.head)},
-                            {"input_size", {m.inputSize.height, m.inputSize.width}}};
+                            {"input_size", {m.inputSize.height, m.inputSize.width}},
+                            {"demo_weights", m.model.isDemoWeights()}};
   return j.dump();
 }
 

@@ -8,6 +8,7 @@
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/media/video_writer.h"
 #include "sapiens/model/compute_options.h"
+#include "sapiens/model/demo_weights.h"
 #include "sapiens/pipeline/frame_export.h"
 
 #include <fmt/format.h>
@@ -36,6 +37,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
     throw IoError("cannot create the output folder " + options.outputDir + ": " + ec.message());
   LoadedTaskModels loaded = loadTaskModels(options.models);
   summary.taskErrors = loaded.errors;
+  summary.demoTasks = loaded.demoTasks;
   if (loaded.models.empty()) throw std::runtime_error("no model could be loaded: " + loaded.errors.front());
 
   std::unique_ptr<FrameSource> source = openFrameSource(options.input);
@@ -140,6 +142,8 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   for (const LoadedTaskModel& m : loaded.models)
     manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
   manifest["task_errors"] = summary.taskErrors;
+  manifest["demo_weights"] = !summary.demoTasks.empty();
+  if (!summary.demoTasks.empty()) manifest["demo_weights_notice"] = demo::kNotice;
   const FramePipelineStats& s = summary.stats;
   manifest["frames"] = {
       {"decoded", s.decoded},       {"processed", s.processed},           {"dropped", s.dropped},

@@ -62,8 +62,9 @@ class FrameSource {
   virtual void close() {}
 };
 
-/// Opens whatever `pathOrDevice` names: "/dev/videoN" (a V4L2 camera), a folder (its images), a file
-/// with an image extension (one frame), anything else as a video file. Throws MediaError naming it.
+/// Opens whatever `pathOrDevice` names: "/dev/videoN" (a V4L2 camera), "synthetic:WxH@FPS" (a test-pattern
+/// camera), a folder (its images), a file with an image extension (one frame), anything else as a video file.
+/// Throws MediaError naming it.
 std::unique_ptr<FrameSource> openFrameSource(const std::string& pathOrDevice);
 
 }  // namespace sapiens

@@ -18,8 +18,9 @@ inline constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
 /// Reads an image as CV_8UC3 BGR. Grayscale is expanded, alpha dropped, 16-bit scaled down (as
 /// cv::imread does), float formats (EXR, Radiance HDR, PFM) clamped to [0, 1] and sRGB-encoded.
 /// PNG, JPEG, BMP, TIFF and EXR headers are checked against kMaxImagePixels before anything is
-/// decoded. Throws MediaError naming the file: missing, a folder, unreadable, empty, not an image,
-/// or too large.
+/// decoded. A JPEG without its end-of-image marker is refused as truncated (libjpeg would fill the missing
+/// rows grey without an error). Throws MediaError naming the file: missing, a folder, unreadable, empty,
+/// not an image, truncated or too large.
 cv::Mat readImageBgr(const std::string& path);
 
 /// readImageBgr's checks and conversions, but at most `maxSide` pixels wide and high (aspect kept; never

@@ -11,6 +11,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace sapiens {
 
@@ -22,6 +25,15 @@ struct SyntheticLiveOptions {
   std::int64_t failAtFrame = -1;  ///< next() throws MediaError (as an unplugged camera) once this frame is
                                   ///< due; -1: never
 };
+
+/// The name that opens a synthetic camera through openFrameSource: "synthetic:" followed by an optional
+/// "WIDTHxHEIGHT" and "@FPS", e.g. "synthetic:", "synthetic:640x480", "synthetic:640x480@15". A test
+/// pattern for checking the live path without a camera.
+inline constexpr std::string_view kSyntheticSourcePrefix = "synthetic:";
+
+/// The options `name` asks for, nullopt when it does not start with kSyntheticSourcePrefix. Throws
+/// MediaError naming `name` when the rest is malformed or out of range.
+std::optional<SyntheticLiveOptions> parseSyntheticSourceName(const std::string& name);
 
 class SyntheticLiveSource : public FrameSource {
  public:

@@ -67,6 +67,11 @@ class Model {
   c10::ScalarType dtype() const { return dtype_; }
   /// The file it came from ("" for random models).
   const std::string& source() const { return source_; }
+  /// The checkpoint's safetensors "__metadata__" (empty for random models).
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  /// Whether the checkpoint is Sapiens2 Studio's untrained demo weights (metadata
+  /// "sapiens_demo_weights": "untrained", see demo_weights.h). Front ends must label their results so.
+  bool isDemoWeights() const;
 
   /// Keys exactly as in the checkpoint (`backbone.`/`decode_head.` prefixes for task models). The
   /// tensors are the ones the forward pass reads: modifying them in place changes the model.
@@ -107,6 +112,7 @@ class Model {
   c10::Device device_;
   c10::ScalarType dtype_;
   std::string source_;
+  std::map<std::string, std::string> metadata_;
 };
 
 }  // namespace sapiens

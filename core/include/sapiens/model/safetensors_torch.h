@@ -26,6 +26,11 @@ StDType toStDType(c10::ScalarType type);
 at::Tensor loadTensor(const SafetensorsFile& file, const TensorEntry& entry,
                       std::optional<c10::ScalarType> as = std::nullopt);
 
+/// Refuses a floating-point tensor holding NaN or infinite values (a damaged or diverged checkpoint would
+/// otherwise give NaN outputs and no error): throws ModelFormatError naming `fileName` and `key`, with the
+/// counts. One vectorised pass without allocation when the tensor is finite. Other dtypes pass.
+void requireFiniteTensor(const at::Tensor& tensor, const std::string& fileName, const std::string& key);
+
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
 /// Writes tensors (any device, made contiguous on the CPU) atomically: a temporary file in the same

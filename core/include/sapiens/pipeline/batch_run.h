@@ -38,6 +38,7 @@ struct BatchRunOptions {
   std::optional<InputSize> inputSize;  ///< default: 768 x 1024, or what the checkpoint fixes
   std::size_t batchSize = 1;           ///< pictures per forward pass (memory grows with it)
   std::optional<Shard> shard;          ///< only this contiguous part of the sorted pictures
+  bool demoFallback = false;           ///< see TaskModelRequest::demoFallback
 
   float keypointThreshold = 0.3f;
   std::vector<BoundingBox> personBoxes;  ///< user boxes for pose, applied to every picture
@@ -69,6 +70,7 @@ struct InputOutcome {
 struct BatchSummary {
   std::vector<InputOutcome> inputs;
   std::vector<std::string> taskErrors;  ///< models that could not be loaded, one sentence each
+  std::vector<Task> demoTasks;          ///< tasks that ran on untrained demo weights
   std::vector<Task> tasksRun;
   std::string manifestPath;
   bool cancelled = false;

@@ -21,6 +21,10 @@ struct TaskModelRequest {
   std::string device = "auto";
   std::string dtype;                   ///< "" = the device's default (fp32 CPU, bf16 CUDA)
   std::optional<InputSize> inputSize;  ///< default: defaultInputSize(model)
+  /// A task with no explicit checkpoint and none found under modelDir runs on the untrained demo
+  /// weights (demo::findOrCreateDemoCheckpoint) instead of failing, with a warning. Front ends set it
+  /// when the user named no model folder; results must then be labelled (LoadedTaskModels::demoTasks).
+  bool demoFallback = false;
 };
 
 struct LoadedTaskModel {
@@ -33,6 +37,7 @@ struct LoadedTaskModel {
 struct LoadedTaskModels {
   std::vector<LoadedTaskModel> models;  ///< in dependency order: seg, pose, normal, albedo, pointmap
   std::vector<std::string> errors;      ///< one sentence per task that could not load
+  std::vector<Task> demoTasks;          ///< tasks running on untrained demo weights (fallback or explicit)
 };
 
 LoadedTaskModels loadTaskModels(const TaskModelRequest& request);
@@ -41,7 +46,8 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request);
 /// token grid (its first linear layer's width), then the 3:4 size that gives that grid.
 InputSize defaultInputSize(const Model& model);
 
-/// {"task", "path", "architecture", "backbone", "head", "input_size"} for manifests, as JSON text.
+/// {"task", "path", "architecture", "backbone", "head", "input_size", "demo_weights"} for manifests, as
+/// JSON text ("demo_weights": true for Sapiens2 Studio's untrained demo weights).
 std::string describeTaskModelJson(const LoadedTaskModel& model);
 
 }  // namespace sapiens

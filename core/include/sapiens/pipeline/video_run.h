@@ -43,7 +43,8 @@ struct VideoRunCallbacks {
 struct VideoRunSummary {
   FramePipelineStats stats;
   std::vector<std::string> taskErrors;
-  std::string annotatedVideo;  ///< "" when none was written
+  std::vector<Task> demoTasks;  ///< tasks that ran on untrained demo weights
+  std::string annotatedVideo;   ///< "" when none was written
   std::string encoder;
   std::string keypointsJson;
   std::string manifestPath;

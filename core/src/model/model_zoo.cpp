@@ -1,0 +1,135 @@
+#include "sapiens/model/model_zoo.h"
+
+#include "sapiens/model/architecture_inference.h"
+#include "sapiens/model/checkpoint_locator.h"
+#include "sapiens/model/model_error.h"
+#include "sapiens/model/parameter_layout.h"
+#include "sapiens/model/safetensors.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace sapiens::zoo {
+namespace {
+
+Entry makeEntry(Task task, const std::string& size) {
+  Entry e;
+  e.task = task;
+  e.size = size;
+  const std::string folder = taskFolderName(task);
+  e.id = folder + "-" + size;
+  e.repository = "facebook/sapiens2-" + e.id;
+  e.fileName = officialCheckpointFileName(size, task);
+  e.relativePath = folder + "/" + e.fileName;
+  const Architecture arch = officialArchitecture(size, task);
+  e.tensors = static_cast<std::int64_t>(expectedParameters(arch).size());
+  e.elements = parameterCount(arch);
+  e.dataBytesIfF32 = 4 * static_cast<std::uint64_t>(e.elements);
+  return e;
+}
+
+// Layout reports list every tensor; one line is enough here.
+std::string shorten(const std::string& text) {
+  constexpr std::size_t kLimit = 300;
+  return text.size() <= kLimit ? text : text.substr(0, kLimit) + "...";
+}
+
+std::string trimSlash(std::string text) {
+  while (!text.empty() && text.back() == '/') text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+Architecture Entry::architecture() const {
+  return officialArchitecture(size, task);
+}
+
+const std::vector<Entry>& catalogue() {
+  static const std::vector<Entry> entries = [] {
+    std::vector<Entry> list;
+    for (const char* size : {"0.1b", "0.4b", "0.8b", "1b", "1b-4k", "5b"})
+      list.push_back(makeEntry(Task::Backbone, size));
+    for (Task task : {Task::Pose, Task::Seg, Task::Normal, Task::Pointmap})
+      for (const char* size : {"0.4b", "0.8b", "1b", "5b"}) list.push_back(makeEntry(task, size));
+    return list;
+  }();
+  return entries;
+}
+
+const Entry* find(std::string_view name) {
+  std::string text(name);
+  const std::string suffix = ".safetensors";
+  if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0)
+    text.resize(text.size() - suffix.size());
+  for (const Entry& e : catalogue()) {
+    if (text == e.id || text + suffix == e.fileName || text == e.repository) return &e;
+  }
+  return nullptr;
+}
+
+std::string downloadUrl(const Entry& entry, const std::string& endpoint) {
+  std::string base = endpoint;
+  if (base.empty()) {
+    const char* env = std::getenv("HF_ENDPOINT");
+    base = env && *env ? env : "https://huggingface.co";
+  }
+  return trimSlash(base) + "/" + entry.repository + "/resolve/main/" + entry.fileName;
+}
+
+FileCheck checkFile(const Entry& entry, const std::string& path) {
+  FileCheck check;
+  check.path = path;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return check;
+  check.bytes = std::filesystem::file_size(path, ec);
+  auto invalid = [&](const std::string& problem) {
+    check.state = FileState::Invalid;
+    check.problem = problem;
+    return check;
+  };
+  try {
+    const SafetensorsFile file = SafetensorsFile::open(path);
+    TensorShapes shapes;
+    for (const TensorEntry& t : file.tensors()) shapes[t.name] = t.shape;
+    const std::string fileName = std::filesystem::path(path).filename().string();
+    const Architecture inferred = inferArchitecture(shapes, fileName);
+    if (inferred.task != entry.task)
+      return invalid(fmt::format("{} holds a {} model, not {} ({})", path, taskName(inferred.task),
+                                 taskName(entry.task), entry.id));
+    const Architecture expected = entry.architecture();
+    if (inferred != expected)
+      return invalid(fmt::format("{} is not {}: it holds {} ({}), expected {}", path, entry.fileName,
+                                 officialName(inferred).value_or("a custom architecture"),
+                                 describeBackbone(inferred.backbone), describeBackbone(expected.backbone)));
+    const LayoutProblems problems = checkLayout(shapes, expected);
+    if (!problems.empty())
+      return invalid(fmt::format("{} is not {}: {}", path, entry.fileName, shorten(problems.summary())));
+  } catch (const SafetensorsError& e) {
+    return invalid(e.what());
+  } catch (const ModelFormatError& e) {
+    return invalid(e.what());
+  }
+  check.state = FileState::Valid;
+  return check;
+}
+
+FileCheck checkInstalled(const Entry& entry, const std::string& root) {
+  return checkFile(entry, root + "/" + entry.relativePath);
+}
+
+std::string_view stateName(FileState state) {
+  switch (state) {
+    case FileState::Missing:
+      return "missing";
+    case FileState::Valid:
+      return "valid";
+    case FileState::Invalid:
+      return "invalid";
+  }
+  return "?";
+}
+
+}  // namespace sapiens::zoo

@@ -1,0 +1,292 @@
+// The Fine-tuning dock of the real main window, as a user meets it: View > Fine-tuning shows it; a seg
+// label set made from the picture on display; a brush stroke painted with the mouse, undone and redone
+// (the mask pixels, and the autosaved mask file); a checkpoint of the wrong task refused with a message;
+// training the tiny fixture model on the worker thread with the loss curve and the metric filling in,
+// pause (no new points), resume, stop, and the head saved.
+
+#include "finetune_panel.h"
+#include "label_canvas.h"
+#include "loss_chart.h"
+#include "main_window.h"
+#include "surface_format.h"
+#include "test_support.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/finetune/finetuned_model_file.h"
+#include "sapiens/finetune/frame_labels.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include <QAction>
+#include <QCheckBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QToolBar>
+#include <QUndoStack>
+
+#include <cmath>
+
+using sapiens::studio::FineTunePanel;
+using sapiens::studio::MainWindow;
+using State = sapiens::studio::FineTunePanel::TrainingState;
+
+namespace {
+
+constexpr int kTimeoutMs = 20000;
+
+QString fixtureModel(const char* task) {
+  return QString::fromStdString(sapiens::test::fixture(std::string("golden/") + task + "/model.safetensors"));
+}
+
+template <typename T>
+T* child(QObject* parent, const char* name) {
+  T* found = parent->findChild<T*>(QString::fromLatin1(name));
+  if (!found) qWarning("no child %s", name);
+  return found;
+}
+
+// Clicks the tool bar button of the action `name`.
+void clickAction(FineTunePanel* panel, const char* name) {
+  auto* toolbar = child<QToolBar>(panel, "fineTuneTools");
+  QAction* action = child<QAction>(panel, name);
+  QWidget* button = toolbar->widgetForAction(action);
+  QVERIFY2(button && button->isEnabled(), name);
+  QTest::mouseClick(button, Qt::LeftButton);
+}
+
+int labelled(const cv::Mat& mask) {
+  return cv::countNonZero(mask != sapiens::kIgnoreLabel);
+}
+
+bool sameMask(const cv::Mat& a, const cv::Mat& b) {
+  return a.size() == b.size() && a.type() == b.type() && cv::countNonZero(a != b) == 0;
+}
+
+}  // namespace
+
+class TestFinetunePanel : public QObject {
+  Q_OBJECT
+
+ public:
+  static void initMain() { sapiens::studio::prepareOpenGl(); }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("sapiens2-studio-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_finetune_panel"));
+    QSettings().clear();
+    sapiens::log::Options options;
+    options.file = false;
+    sapiens::log::init(options);
+  }
+
+  void labelPaintUndoRedoThenTrainPauseStopAndSave() {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+    // View > Fine-tuning shows the dock, hidden at first.
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("fineTuningDock"));
+    QVERIFY(dock);
+    QVERIFY(!dock->isVisible());
+    QAction* toggle = child<QAction>(&window, "actionTogglefineTuningDock");
+    QVERIFY(toggle);
+    toggle->trigger();
+    QVERIFY(dock->isVisible());
+    dock->setFloating(true);
+    dock->resize(900, 720);
+    QVERIFY(QTest::qWaitForWindowExposed(dock));
+    auto* panel = dock->findChild<FineTunePanel*>();
+    QVERIFY(panel);
+    panel->setAutosaveDelay(200);
+
+    // A seg label set from the picture on display.
+    QSignalSpy shown(&window, &MainWindow::imageShown);
+    window.openPaths({QString::fromStdString(sapiens::test::resource("samples/astronaut.png"))});
+    QVERIFY(shown.wait(kTimeoutMs));
+    const QString setFolder = dir.filePath(QStringLiteral("set"));
+    QVERIFY2(panel->createLabelSet(setFolder, sapiens::Task::Seg), qPrintable(panel->message()));
+    auto* addPicture = child<QPushButton>(panel, "fineTuneAddPicture");
+    QVERIFY(addPicture->isEnabled());
+    QTest::mouseClick(addPicture, Qt::LeftButton);
+    QVERIFY2(panel->labelSet() && panel->labelSet()->frames.size() == 1, qPrintable(panel->message()));
+    // No seg result on display: "start from prediction" falls back to empty labels, and says so.
+    QVERIFY2(panel->message().contains(QStringLiteral("empty labels")), qPrintable(panel->message()));
+    sapiens::widgets::LabelCanvas* canvas = panel->canvas();
+    QCOMPARE(canvas->mode(), sapiens::widgets::LabelCanvas::Mode::Seg);
+    QCOMPARE(canvas->mask().cols, 512);
+    QCOMPARE(labelled(canvas->mask()), 0);
+
+    // A brush stroke in class 2 (Eyeglass) from (100, 200) to (300, 200), radius 6.
+    child<QListWidget>(panel, "fineTuneClasses")->setCurrentRow(2);
+    child<QSpinBox>(panel, "fineTuneBrushSize")->setValue(6);
+    clickAction(panel, "actionLabelBrush");
+    QVERIFY(canvas->isVisible() && canvas->width() > 100);
+    auto at = [&](double x, double y) { return canvas->widgetPoint({x + 0.5, y + 0.5}).toPoint(); };
+    QTest::mousePress(canvas, Qt::LeftButton, {}, at(100, 200));
+    for (int x = 120; x <= 300; x += 20) QTest::mouseMove(canvas, at(x, 200));
+    QTest::mouseRelease(canvas, Qt::LeftButton, {}, at(300, 200));
+    const cv::Mat stroke = canvas->mask().clone();
+    const int painted = labelled(stroke);
+    // A 200 x 11 pixel band with round ends, give or take the widget-to-picture rounding.
+    QVERIFY2(painted > 1800 && painted < 3200, qPrintable(QString::number(painted)));
+    QCOMPARE(cv::countNonZero(stroke == 2), painted);
+    QCOMPARE(int(stroke.at<std::uint8_t>(200, 200)), 2);
+    QCOMPARE(int(stroke.at<std::uint8_t>(203, 150)), 2);
+    QCOMPARE(int(stroke.at<std::uint8_t>(230, 200)), 255);
+    QCOMPARE(int(stroke.at<std::uint8_t>(200, 60)), 255);
+
+    clickAction(panel, "actionLabelUndo");
+    QCOMPARE(labelled(canvas->mask()), 0);
+    QSignalSpy autosaved(panel, &FineTunePanel::autosaved);
+    clickAction(panel, "actionLabelRedo");
+    QVERIFY(sameMask(canvas->mask(), stroke));
+    // Saved on its own shortly after the last edit: the mask file holds the redone stroke.
+    QVERIFY(autosaved.wait(kTimeoutMs));
+    const QString maskFile =
+        QDir(setFolder).filePath(QString::fromStdString(panel->labelSet()->frames[0].mask));
+    QVERIFY(sameMask(cv::imread(maskFile.toStdString(), cv::IMREAD_UNCHANGED), stroke));
+
+    // Training settings for the tiny fixture model; a checkpoint of another task is refused.
+    QSignalSpy states(panel, &FineTunePanel::trainingStateChanged);
+    auto* baseModel = child<QLineEdit>(panel, "fineTuneBaseModel");
+    child<QLineEdit>(panel, "fineTuneInputSize")->setText(QStringLiteral("128x96"));
+    child<QSpinBox>(panel, "fineTuneSteps")->setValue(100000);
+    child<QSpinBox>(panel, "fineTuneBatch")->setValue(2);
+    child<QSpinBox>(panel, "fineTuneEvaluateEvery")->setValue(3);
+    auto* train = child<QPushButton>(panel, "fineTuneTrain");
+    baseModel->setText(fixtureModel("pose"));
+    QTest::mouseClick(train, Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->trainingState(), State::Failed, kTimeoutMs);
+    QVERIFY2(panel->message().contains(QStringLiteral("pose")), qPrintable(panel->message()));
+    QVERIFY(train->isEnabled());
+
+    baseModel->setText(fixtureModel("seg"));
+    QTest::mouseClick(train, Qt::LeftButton);
+    sapiens::widgets::LossChart* loss = panel->lossChart();
+    sapiens::widgets::LossChart* metric = panel->metricChart();
+    QTRY_VERIFY_WITH_TIMEOUT(loss->pointCount(0) >= 6 && metric->pointCount(0) >= 1, kTimeoutMs);
+    QCOMPARE(panel->trainingState(), State::Training);
+    const QVector<QPointF> points = loss->points(0);
+    for (int i = 0; i < points.size(); ++i) {
+      QVERIFY(std::isfinite(points[i].y()) && points[i].y() > 0);
+      if (i > 0) QVERIFY(points[i].x() > points[i - 1].x());
+    }
+    QCOMPARE(points.front().x(), 1.0);
+    QVERIFY(loss->pointCount(1) >= 1);  // the evaluation loss
+    const QString stats = child<QLabel>(panel, "fineTuneStats")->text();
+    QVERIFY2(stats.contains(QStringLiteral("steps/s")) && stats.contains(QStringLiteral("left")) &&
+                 stats.contains(QStringLiteral("mIoU")),
+             qPrintable(stats));
+    // The preview: the head's prediction on the network input (96 wide, 128 high).
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->previewImage().isNull(), kTimeoutMs);
+    QCOMPARE(panel->previewImage().size(), QSize(96, 128));
+
+    // Pause: once the worker is parked, no new points; resume: they come again.
+    QTest::mouseClick(child<QPushButton>(panel, "fineTunePause"), Qt::LeftButton);
+    QCOMPARE(panel->trainingState(), State::Paused);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        child<QLabel>(panel, "fineTuneStats")->text().startsWith(QStringLiteral("Paused at step")),
+        kTimeoutMs);
+    const int pausedAt = loss->pointCount(0);
+    QTest::qWait(400);
+    QCOMPARE(loss->pointCount(0), pausedAt);
+    QTest::mouseClick(child<QPushButton>(panel, "fineTunePause"), Qt::LeftButton);  // now "Resume"
+    QCOMPARE(panel->trainingState(), State::Training);
+    QTRY_VERIFY_WITH_TIMEOUT(loss->pointCount(0) > pausedAt + 2, kTimeoutMs);
+
+    // Stop: the run ends after the current step and says so; the curve stops growing.
+    QTest::mouseClick(child<QPushButton>(panel, "fineTuneStop"), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->trainingState(), State::Stopped, kTimeoutMs);
+    QVERIFY2(panel->message().contains(QStringLiteral("(stopped)")), qPrintable(panel->message()));
+    QCOMPARE(child<QLabel>(panel, "fineTuneStats")->text(),
+             QStringLiteral("Stopped at step %1").arg(loss->pointCount(0)));
+    const int stoppedAt = loss->pointCount(0);
+    QTest::qWait(200);
+    QCOMPARE(loss->pointCount(0), stoppedAt);
+    QVERIFY(train->isEnabled());
+    QVERIFY(child<QPushButton>(panel, "fineTuneContinue")->isEnabled());
+
+    // The head, saved on the worker thread, is a fine-tuning head file of the seg task.
+    QSignalSpy saved(panel, &FineTunePanel::modelSaved);
+    const QString head = dir.filePath(QStringLiteral("head.safetensors"));
+    panel->saveModel(head, false);
+    QVERIFY(saved.wait(kTimeoutMs));
+    QCOMPARE(saved.first().at(1).toString(), QString());
+    const auto metadata = sapiens::readModelMetadata(head.toStdString());
+    QCOMPARE(metadata.at("content"), std::string("head"));
+    QCOMPARE(metadata.at("task"), std::string("seg"));
+    QCOMPARE(std::stoi(metadata.at("step")), stoppedAt);
+  }
+
+  // Keypoints on the panel alone: place (visible, Shift: hidden), drag, delete, undo, group filters, and
+  // the autosaved keypoints file.
+  void keypointsPlaceDragDeleteAndFilter() {
+    QTemporaryDir dir;
+    FineTunePanel panel;
+    panel.resize(900, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setAutosaveDelay(100);
+    const std::string sample = sapiens::test::resource("samples/astronaut.png");
+    panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
+    QVERIFY(panel.createLabelSet(dir.filePath(QStringLiteral("pose")), sapiens::Task::Pose));
+    QVERIFY2(panel.addCurrentPicture(false), qPrintable(panel.message()));
+    sapiens::widgets::LabelCanvas* canvas = panel.canvas();
+    QCOMPARE(canvas->mode(), sapiens::widgets::LabelCanvas::Mode::Keypoints);
+    QVERIFY(canvas->people().empty());
+    QCOMPARE(canvas->currentKeypoint(), 0);  // nose, in the body group shown at first
+
+    auto at = [&](double x, double y) { return canvas->widgetPoint({x, y}).toPoint(); };
+    auto keypoint = [&](int index) { return canvas->people().at(0).keypoints.at(std::size_t(index)); };
+    QTest::mouseClick(canvas, Qt::LeftButton, {}, at(200, 150));
+    QCOMPARE(canvas->people().size(), std::size_t(1));
+    QCOMPARE(keypoint(0).visibility, 2);
+    QVERIFY(std::abs(keypoint(0).x - 200) < 1.5 && std::abs(keypoint(0).y - 150) < 1.5);
+    QCOMPARE(canvas->currentKeypoint(), 1);  // on to the next unlabelled one
+    QTest::mouseClick(canvas, Qt::LeftButton, Qt::ShiftModifier, at(230, 140));
+    QCOMPARE(keypoint(1).visibility, 1);  // hidden
+
+    // Drag the nose; undo puts it back.
+    QTest::mousePress(canvas, Qt::LeftButton, {}, at(keypoint(0).x, keypoint(0).y));
+    QTest::mouseMove(canvas, at(240, 170));
+    QTest::mouseMove(canvas, at(260, 180));
+    QTest::mouseRelease(canvas, Qt::LeftButton, {}, at(260, 180));
+    QVERIFY(std::abs(keypoint(0).x - 260) < 1.5 && std::abs(keypoint(0).y - 180) < 1.5);
+    canvas->undoStack()->undo();
+    QVERIFY(std::abs(keypoint(0).x - 200) < 1.5 && std::abs(keypoint(0).y - 150) < 1.5);
+    canvas->undoStack()->redo();
+
+    // Right click deletes; with the body group hidden, its keypoints cannot be hit.
+    QTest::mouseClick(canvas, Qt::RightButton, {}, at(keypoint(1).x, keypoint(1).y));
+    QCOMPARE(keypoint(1).visibility, 0);
+    child<QCheckBox>(&panel, "fineTuneGroupBody")->setChecked(false);
+    QVERIFY(!canvas->keypointShown(0));
+    QTest::mouseClick(canvas, Qt::RightButton, {}, at(keypoint(0).x, keypoint(0).y));
+    QCOMPARE(keypoint(0).visibility, 2);
+
+    // The edits reach the keypoints file.
+    QSignalSpy autosaved(&panel, &FineTunePanel::autosaved);
+    QVERIFY(autosaved.wait(kTimeoutMs));
+    const sapiens::FrameLabels saved = sapiens::readFrameLabels(*panel.labelSet(), 0);
+    QCOMPARE(saved.people.size(), std::size_t(1));
+    QCOMPARE(saved.people[0].keypoints[0].visibility, 2);
+    QVERIFY(std::abs(saved.people[0].keypoints[0].x - 260) < 1.5);
+    QCOMPARE(saved.people[0].keypoints[1].visibility, 0);
+  }
+};
+
+QTEST_MAIN(TestFinetunePanel)
+#include "test_finetune_panel.moc"

@@ -1,0 +1,467 @@
+// Videos and cameras in the studio as a user meets them: a video opens with its timeline; stepping,
+// scrubbing and the first/last frame keys land on the frame asked for; playback shows every frame in
+// order, no faster than the file's own rate, and stops at the end or loops; with a model, each frame is
+// shown together with its own results; the test-pattern camera streams with frame rate, latency and
+// dropped frames in the status bar; a file that is not a video is reported and the window goes on.
+
+#include "camera_dialog.h"
+#include "image_view.h"
+#include "main_window.h"
+#include "media_player.h"
+#include "tasks_panel.h"
+#include "test_support.h"
+#include "timeline.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/media/frame_number_pattern.h"
+#include "sapiens/media/frame_source.h"
+#include "sapiens/media/video_writer.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QProgressDialog>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <QToolBar>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+using sapiens::Task;
+using sapiens::studio::MainWindow;
+
+namespace {
+
+constexpr int kTimeoutMs = 30000;
+constexpr int kFrames = 24;
+constexpr double kFps = 12;
+
+QString fixtureModel(const char* task) {
+  return QString::fromStdString(sapiens::test::fixture(std::string("golden/") + task + "/model.safetensors"));
+}
+
+// The frame number drawn into the picture on display (frame_number_pattern.h), -1 when unreadable.
+qint64 numberOnDisplay(const MainWindow& window) {
+  const std::optional<std::int64_t> number = sapiens::readFrameNumber(window.imageView()->image());
+  return number ? qint64(*number) : -1;
+}
+
+QAction* action(MainWindow& window, const char* name) {
+  return window.findChild<QAction*>(QLatin1String(name));
+}
+
+// Triggers `name` and waits for the frame it brings; returns the index shown.
+qint64 triggerAndWait(MainWindow& window, const char* name) {
+  QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+  action(window, name)->trigger();
+  if (!shown.wait(kTimeoutMs)) return -2;
+  return shown.last().at(0).toLongLong();
+}
+
+// The tiny fixture model at a quarter of its native 1024 x 768 input: quick on two busy cores.
+bool loadSegModel(MainWindow& window) {
+  window.setInputScale(0.25);
+  QSignalSpy ready(&window, &MainWindow::modelReady);
+  window.loadCheckpoint(Task::Seg, fixtureModel("seg"));
+  return ready.wait(kTimeoutMs);
+}
+
+void runSegOnOpen(MainWindow& window, bool on) {
+  for (Task task : sapiens::studio::kStudioTasks)
+    window.tasksPanel()->setTaskSelected(task, on && task == Task::Seg);
+  window.tasksPanel()->setRunsOnOpen(on);
+}
+
+}  // namespace
+
+class TestVideoGui : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("sapiens2-studio-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_video_gui"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("models/demoFallback"), false);  // only the models loaded here
+    QVERIFY(dir_.isValid());
+    qputenv("SAPIENS_CHECKPOINT_ROOT", dir_.filePath(QStringLiteral("no-checkpoints")).toUtf8());
+    sapiens::log::Options options;
+    options.file = false;
+    sapiens::log::init(options);
+
+    // Frame i carries the number i in its pixels and is shown at i / 12 s.
+    video_ = dir_.filePath(QStringLiteral("numbered.mp4"));
+    sapiens::VideoWriterOptions writerOptions;
+    writerOptions.width = 160;
+    writerOptions.height = 120;
+    writerOptions.fps = kFps;
+    writerOptions.keyframeInterval = 6;
+    sapiens::VideoWriter writer(video_.toStdString(), writerOptions);
+    for (int i = 0; i < kFrames; ++i) writer.write(sapiens::frameNumberPicture(160, 120, i), i / kFps);
+    writer.finish();
+  }
+
+  void opensAVideoWithItsTimeline() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* bar = window.findChild<QToolBar*>(QStringLiteral("timelineBar"));
+    QVERIFY(bar);
+    QVERIFY(!bar->isVisible());  // no video yet
+    QVERIFY(!action(window, "actionPlayPause")->isEnabled());
+
+    QSignalSpy opened(&window, &MainWindow::mediaOpened);
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    window.openPaths({video_});
+    QVERIFY(opened.wait(kTimeoutMs));
+    if (shown.isEmpty()) QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(shown.first().at(0).toLongLong(), 0);
+    QCOMPARE(numberOnDisplay(window), 0);
+    QVERIFY(bar->isVisible());
+    auto* timeline = window.findChild<sapiens::widgets::Timeline*>(QStringLiteral("timeline"));
+    QCOMPARE(timeline->frameCount(), qint64(kFrames));
+    QVERIFY(window.findChild<QLabel*>(QStringLiteral("timelineReadout"))
+                ->text()
+                .contains(QStringLiteral("frame 1 / 24")));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - numbered.mp4"));
+    QVERIFY(action(window, "actionPlayPause")->isEnabled());
+    QVERIFY(action(window, "actionNextFrame")->isEnabled());
+    QCOMPARE(window.currentKey(), MainWindow::frameKey(video_, 0));
+
+    // An image closes the video: the timeline goes away.
+    QSignalSpy imageShown(&window, &MainWindow::imageShown);
+    window.openPaths({QString::fromStdString(sapiens::test::resource("samples/astronaut.png"))});
+    QVERIFY(imageShown.wait(kTimeoutMs));
+    QVERIFY(!bar->isVisible());
+    QVERIFY(!action(window, "actionPlayPause")->isEnabled());
+    QVERIFY(!window.mediaPlayer()->isOpen());
+  }
+
+  void stepsAndSeeksLandOnTheFrameAsked() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    window.openPaths({video_});
+    QVERIFY(shown.wait(kTimeoutMs));
+
+    QCOMPARE(triggerAndWait(window, "actionNextFrame"), 1);
+    QCOMPARE(numberOnDisplay(window), 1);
+    QCOMPARE(triggerAndWait(window, "actionNextFrame"), 2);
+    QCOMPARE(triggerAndWait(window, "actionPreviousFrame"), 1);
+    QCOMPARE(numberOnDisplay(window), 1);
+    QCOMPARE(triggerAndWait(window, "actionLastFrame"), kFrames - 1);
+    QCOMPARE(numberOnDisplay(window), kFrames - 1);
+    QCOMPARE(triggerAndWait(window, "actionFirstFrame"), 0);
+    QCOMPARE(numberOnDisplay(window), 0);
+
+    // The user drags the slider: the frame under it is shown, exactly.
+    auto* slider = window.findChild<QSlider*>(QStringLiteral("timelineSlider"));
+    QCOMPARE(slider->maximum(), kFrames - 1);
+    shown.clear();
+    slider->setValue(17);
+    QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(shown.last().at(0).toLongLong(), 17);
+    QCOMPARE(numberOnDisplay(window), 17);
+    QVERIFY(window.findChild<QLabel*>(QStringLiteral("timelineReadout"))
+                ->text()
+                .contains(QStringLiteral("frame 18 / 24")));
+
+    // Keys, as a user presses them: '.' steps forward.
+    shown.clear();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QTest::keyClick(window.imageView(), Qt::Key_Period);
+    QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(numberOnDisplay(window), 18);
+  }
+
+  void playsEveryFrameInOrderAndStopsAtTheEnd() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    window.openPaths({video_});
+    QVERIFY(shown.wait(kTimeoutMs));
+
+    std::vector<qint64> numbers;
+    connect(&window, &MainWindow::mediaFrameShown, this, [&] { numbers.push_back(numberOnDisplay(window)); });
+    QSignalSpy ended(window.mediaPlayer(), &sapiens::studio::MediaPlayer::ended);
+    QElapsedTimer clock;
+    clock.start();
+    action(window, "actionPlayPause")->trigger();
+    QVERIFY(window.mediaPlayer()->isPlaying());
+    QVERIFY(ended.wait(kTimeoutMs));
+    const double seconds = clock.elapsed() / 1000.0;
+
+    std::vector<qint64> expected;
+    for (int i = 1; i < kFrames; ++i) expected.push_back(i);
+    QCOMPARE(numbers, expected);
+    // Shown at the file's pace, not as fast as it decodes: 23 frame intervals at 12 fps.
+    QVERIFY2(seconds > 0.8 * (kFrames - 1) / kFps, qPrintable(QString::number(seconds)));
+    QVERIFY(!window.mediaPlayer()->isPlaying());
+    QVERIFY(window.findChild<QLabel*>(QStringLiteral("rateLabel"))->text().contains(QStringLiteral("fps")));
+
+    // Play at the end starts again from the first frame.
+    numbers.clear();
+    action(window, "actionPlayPause")->trigger();
+    QVERIFY(ended.wait(kTimeoutMs));
+    QCOMPARE(numbers.front(), 0);
+    QCOMPARE(numbers.back(), kFrames - 1);
+  }
+
+  void loopsAndPauses() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    window.openPaths({video_});
+    QVERIFY(shown.wait(kTimeoutMs));
+    action(window, "actionLoop")->trigger();
+    QVERIFY(window.mediaPlayer()->isLooping());
+    QCOMPARE(triggerAndWait(window, "actionLastFrame"), kFrames - 1);
+
+    std::vector<qint64> indices;
+    connect(&window, &MainWindow::mediaFrameShown, this, [&](qint64 index) { indices.push_back(index); });
+    action(window, "actionPlayPause")->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(indices.size() >= 3, kTimeoutMs);
+    QCOMPARE(indices[0], 0);  // past the last frame comes the first again
+    QCOMPARE(indices[1], 1);
+
+    action(window, "actionPlayPause")->trigger();
+    QVERIFY(!window.mediaPlayer()->isPlaying());
+    QTest::qWait(300);  // a frame already on its way may still land
+    const std::size_t paused = indices.size();
+    QTest::qWait(600);
+    QCOMPARE(indices.size(), paused);
+    action(window, "actionLoop")->trigger();  // the setting persists: leave it off for the other tests
+  }
+
+  void showsEachFrameWithItsOwnResults() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(loadSegModel(window));
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    window.openPaths({video_});
+    QVERIFY(shown.wait(kTimeoutMs));
+    shown.clear();
+    window.mediaPlayer()->seek(kFrames - 6);
+    QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(numberOnDisplay(window), kFrames - 6);
+    runSegOnOpen(window, true);
+
+    // Each frame of playback appears together with its segmentation: the result on display is always
+    // the one of the frame on display, and every frame got one.
+    int withResult = 0;
+    std::vector<qint64> indices;
+    QString mismatch;
+    connect(&window, &MainWindow::resultShown, this, [&](const QString& key) {
+      const qint64 index = window.mediaPlayer()->position();
+      if (key != window.currentKey() || numberOnDisplay(window) < 0 ||
+          key != MainWindow::frameKey(video_, numberOnDisplay(window)))
+        mismatch = key + QStringLiteral(" on frame ") + QString::number(numberOnDisplay(window));
+      if (window.currentResult() && !window.currentResult()->segLabels.empty()) ++withResult;
+      indices.push_back(index);
+    });
+    QSignalSpy ended(window.mediaPlayer(), &sapiens::studio::MediaPlayer::ended);
+    action(window, "actionPlayPause")->trigger();
+    QVERIFY(ended.wait(kTimeoutMs * 2));
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    QCOMPARE(withResult, 5);  // frames 19..23
+    QCOMPARE(indices, (std::vector<qint64>{19, 20, 21, 22, 23}));
+    QVERIFY(window.imageView()->hasMaskLayer());
+    runSegOnOpen(window, false);
+  }
+
+  void streamsTheTestPatternCamera() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(loadSegModel(window));
+    runSegOnOpen(window, true);
+    QSignalSpy opened(&window, &MainWindow::mediaOpened);
+    std::vector<qint64> indices;
+    int withResult = 0;
+    connect(&window, &MainWindow::mediaFrameShown, this, [&](qint64 index) { indices.push_back(index); });
+    connect(&window, &MainWindow::resultShown, this, [&](const QString& key) {
+      if (key == window.currentKey() && window.currentResult()) ++withResult;
+    });
+    window.openMedia(QStringLiteral("synthetic:160x120@30"));
+    QVERIFY(opened.wait(kTimeoutMs));
+    QVERIFY(window.mediaPlayer()->info().live);
+    QVERIFY(window.mediaPlayer()->isPlaying());
+    QVERIFY(!window.findChild<QSlider*>(QStringLiteral("timelineSlider"))->isVisible());
+    QVERIFY(!action(window, "actionNextFrame")->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(indices.size() >= 6, kTimeoutMs);
+
+    // The model is slower than the camera: frames in between are dropped, never queued, and each frame
+    // shown comes with its own results.
+    for (std::size_t i = 1; i < indices.size(); ++i) QVERIFY(indices[i] > indices[i - 1]);
+    QVERIFY(indices.back() - indices.front() + 1 > qint64(indices.size()));
+    QVERIFY(withResult >= int(indices.size()) - 1);
+    const QString rate = window.findChild<QLabel*>(QStringLiteral("rateLabel"))->text();
+    QVERIFY2(rate.contains(QStringLiteral("fps")) && rate.contains(QStringLiteral("dropped")) &&
+                 !rate.contains(QStringLiteral(" 0 dropped")),
+             qPrintable(rate));
+
+    // Stop: no more frames, the timeline goes away, the last picture stays.
+    action(window, "actionCloseMedia")->trigger();
+    QVERIFY(!window.findChild<QToolBar*>(QStringLiteral("timelineBar"))->isVisible());
+    QTest::qWait(300);
+    const std::size_t stopped = indices.size();
+    QTest::qWait(500);
+    QCOMPARE(indices.size(), stopped);
+    QVERIFY(window.imageView()->hasImage());
+    runSegOnOpen(window, false);
+  }
+
+  void cameraDialogStartsTheTestPattern() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    bool sawDialog = false;
+    QTimer::singleShot(0, this, [&] {
+      auto* dialog = qobject_cast<sapiens::studio::CameraDialog*>(QApplication::activeModalWidget());
+      if (!dialog) return;
+      sawDialog = true;
+      auto* devices = dialog->findChild<QComboBox*>(QStringLiteral("cameraDevices"));
+      devices->setCurrentIndex(devices->count() - 1);  // the test pattern is always last
+      auto* sizes = dialog->findChild<QComboBox*>(QStringLiteral("cameraSizes"));
+      sizes->setCurrentIndex(sizes->findText(QStringLiteral("640 x 480")));
+      auto* rates = dialog->findChild<QComboBox*>(QStringLiteral("cameraRates"));
+      rates->setCurrentIndex(rates->findText(QStringLiteral("15 fps")));
+      dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+    });
+    QSignalSpy opened(&window, &MainWindow::mediaOpened);
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    action(window, "actionOpenCamera")->trigger();
+    QVERIFY(sawDialog);
+    QVERIFY(opened.wait(kTimeoutMs));
+    QCOMPARE(opened.first().at(0).toString(), QStringLiteral("synthetic:640x480@15"));
+    QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(window.imageView()->image().cols, 640);
+    QCOMPARE(window.imageView()->image().rows, 480);
+    window.closeMedia();
+  }
+
+  void writesTheAnnotatedVideo() {
+    // Six frames of the bundled sample, 1/4 s apart.
+    const cv::Mat sample = cv::imread(sapiens::test::resource("samples/astronaut.png"));
+    QVERIFY(!sample.empty());
+    cv::Mat small;
+    cv::resize(sample, small, cv::Size(192, 256), 0, 0, cv::INTER_AREA);
+    const QString input = dir_.filePath(QStringLiteral("astronaut.mkv"));
+    {
+      sapiens::VideoWriterOptions options;
+      options.width = small.cols;
+      options.height = small.rows;
+      options.fps = 4;
+      sapiens::VideoWriter writer(input.toStdString(), options);
+      for (int i = 0; i < 6; ++i) writer.write(small, i * 0.25);
+      writer.finish();
+    }
+
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(!action(window, "actionExport_video")->isEnabled());  // no video open
+    QVERIFY(loadSegModel(window));
+    runSegOnOpen(window, false);
+    window.tasksPanel()->setTaskSelected(Task::Seg, true);
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    window.openPaths({input});
+    QVERIFY(shown.wait(kTimeoutMs));
+    QVERIFY(action(window, "actionExport_video")->isEnabled());
+
+    const QString output = dir_.filePath(QStringLiteral("astronaut.annotated.mp4"));
+    QSignalSpy finished(&window, &MainWindow::videoExportFinished);
+    window.exportAnnotatedVideo(output);
+    QVERIFY(window.findChild<QProgressDialog*>(QStringLiteral("videoExportProgress")));
+    QVERIFY(finished.wait(kTimeoutMs * 2));
+    QCOMPARE(finished.first().at(1).toString(), QString());
+    QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("6 frames")));
+
+    // Every frame, at its time, with the part mask drawn over the picture.
+    auto annotated = sapiens::openFrameSource(output.toStdString());
+    auto original = sapiens::openFrameSource(input.toStdString());
+    double largestChange = 0;
+    for (int i = 0; i < 6; ++i) {
+      const auto a = annotated->next();
+      const auto b = original->next();
+      QVERIFY(a && b);
+      QVERIFY(std::abs(a->timestampSeconds - b->timestampSeconds) < 1e-3);
+      largestChange =
+          std::max(largestChange, cv::norm(a->bgr, b->bgr, cv::NORM_L1) / double(a->bgr.total() * 3));
+    }
+    QVERIFY(!annotated->next());
+    QVERIFY2(largestChange > 3, qPrintable(QString::number(largestChange)));
+    // The run's scratch folder is gone; only the video is left beside the input.
+    QCOMPARE(QDir(dir_.path())
+                 .entryList({QStringLiteral(".sapiens-export-*")}, QDir::AllEntries | QDir::Hidden)
+                 .size(),
+             0);
+    window.closeMedia();
+  }
+
+  void reportsWhatIsNotAVideoAndGoesOn() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QString fake = dir_.filePath(QStringLiteral("holiday.mp4"));
+    QFile file(fake);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray(4096, 'x'));
+    file.close();
+
+    QSignalSpy failed(&window, &MainWindow::imageFailed);
+    window.openPaths({fake});
+    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.first().at(1).toString().contains(QStringLiteral("holiday.mp4")));
+    QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("holiday.mp4")));
+    QVERIFY(!window.findChild<QToolBar*>(QStringLiteral("timelineBar"))->isVisible());
+    QVERIFY(!window.mediaPlayer()->isOpen());
+
+    window.openPaths({dir_.filePath(QStringLiteral("gone.mkv"))});
+    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.last().at(1).toString().contains(QStringLiteral("gone.mkv")));
+
+    // A malformed test-pattern name is explained too.
+    window.openMedia(QStringLiteral("synthetic:wide"));
+    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.last().at(1).toString().contains(QStringLiteral("WIDTHxHEIGHT")));
+
+    // Still working.
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    window.openPaths({video_});
+    QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(numberOnDisplay(window), 0);
+  }
+
+ private:
+  QTemporaryDir dir_;
+  QString video_;
+};
+
+QTEST_MAIN(TestVideoGui)
+#include "test_video_gui.moc"

@@ -1,0 +1,144 @@
+// The untrained demo weights: generated deterministically, marked in their metadata, loadable by the
+// ordinary loader (architecture inferred from the official key layout), found through the search path.
+
+#include "sapiens/common/build_info.h"
+#include "sapiens/model/architecture.h"
+#include "sapiens/model/demo_weights.h"
+#include "sapiens/model/model.h"
+#include "sapiens/model/parameter_layout.h"
+#include "sapiens/model/safetensors.h"
+#include "test_support.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstdlib>
+#include <filesystem>
+
+using namespace sapiens;
+
+namespace {
+
+QByteArray readAll(const std::string& path) {
+  QFile file(QString::fromStdString(path));
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return file.readAll();
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_.empty())
+      ::unsetenv(name_);
+    else
+      ::setenv(name_, old_.c_str(), 1);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+};
+
+}  // namespace
+
+class TestDemoWeights : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void generationIsDeterministicAndMatchesTheBuild() {
+    QTemporaryDir a, b;
+    const auto first = demo::writeDemoCheckpoints(a.path().toStdString());
+    const auto second = demo::writeDemoCheckpoints(b.path().toStdString());
+    QCOMPARE(first.size(), std::size_t{5});
+    QCOMPARE(second.size(), first.size());
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      const QByteArray bytes = readAll(first[i]);
+      QVERIFY2(bytes.size() > 1000000, first[i].c_str());
+      QVERIFY2(bytes == readAll(second[i]), first[i].c_str());
+      // The build wrote the same bytes with the same code (core/tools/generate_demo_weights.cpp).
+      const std::string built =
+          demo::demoCheckpointPath(SAPIENS_DEMO_WEIGHTS_DIR_BUILD, demo::demoTasks()[i]);
+      QVERIFY2(bytes == readAll(built), built.c_str());
+    }
+  }
+
+  void everyTaskLoadsAsAMarkedSmallSapiens2() {
+    for (Task task : demo::demoTasks()) {
+      const std::string path = demo::demoCheckpointPath(SAPIENS_DEMO_WEIGHTS_DIR_BUILD, task);
+      const Model model = Model::load(path, {});
+      const std::string name(taskName(task));
+      QVERIFY2(model.isDemoWeights(), name.c_str());
+      QCOMPARE(model.metadata().at(demo::kMetadataKey), std::string("untrained"));
+      QCOMPARE(model.metadata().at(demo::kRecipeKey), std::string(demo::kRecipe));
+      QCOMPARE(model.metadata().at("sapiens_demo_task"), name);
+      QVERIFY(model.metadata().at("description").find("UNTRAINED") != std::string::npos);
+      // Inferred from the tensors alone, exactly the demo architecture; not mistaken for a released one.
+      QVERIFY2(model.architecture() == demo::demoArchitecture(task), name.c_str());
+      QVERIFY(!officialName(model.architecture()));
+      QCOMPARE(model.architecture().backbone.firstGqaBlock(), 2);
+      // The official key layout, every tensor stored as F32 like the released files.
+      const SafetensorsFile file = SafetensorsFile::open(path);
+      QCOMPARE(file.tensors().size(), expectedParameters(model.architecture()).size());
+      for (const TensorEntry& entry : file.tensors()) {
+        QVERIFY2(entry.name.rfind("backbone.", 0) == 0 || entry.name.rfind("decode_head.", 0) == 0,
+                 entry.name.c_str());
+        QVERIFY2(entry.dtype == StDType::F32, entry.name.c_str());
+      }
+      QVERIFY(file.find("backbone.rope_embed.periods") != nullptr);
+    }
+    QVERIFY(!Model::load(test::fixture("golden/seg/model.safetensors"), {}).isDemoWeights());
+    QVERIFY_EXCEPTION_THROWN(demo::demoArchitecture(Task::Backbone), std::invalid_argument);
+  }
+
+  void lookupPrefersTheEnvironmentAndSkipsForeignFiles() {
+    QTemporaryDir dir;
+    const std::string root = dir.path().toStdString();
+    ScopedEnv env("SAPIENS_DEMO_WEIGHTS_DIR", root);
+    QCOMPARE(demo::demoWeightsSearchPath().front(), root);
+
+    // A file with the demo name that is not demo weights (here a golden fixture) is not used.
+    const std::string fake = demo::demoCheckpointPath(root, Task::Seg);
+    std::filesystem::create_directories(std::filesystem::path(fake).parent_path());
+    std::filesystem::copy_file(test::fixture("golden/seg/model.safetensors"), fake);
+    QVERIFY(!demo::isCurrentDemoCheckpoint(fake));
+    QVERIFY(demo::findOrCreateDemoCheckpoint(Task::Seg) != fake);
+
+    demo::writeDemoCheckpoint(Task::Pose, demo::demoCheckpointPath(root, Task::Pose));
+    QCOMPARE(demo::findOrCreateDemoCheckpoint(Task::Pose), demo::demoCheckpointPath(root, Task::Pose));
+  }
+
+  void missingEverywhereIsGeneratedIntoTheLastFolder() {
+    QTemporaryDir data;
+    {
+      ScopedEnv xdg("XDG_DATA_HOME", data.path().toStdString());
+      QCOMPARE(demo::demoWeightsSearchPath().back(),
+               data.path().toStdString() + "/sapiens2-studio/demo-weights");
+    }
+    const std::string empty = data.path().toStdString() + "/empty";
+    const std::string writable = data.path().toStdString() + "/generated";
+    const std::string path = demo::findOrCreateDemoCheckpoint(Task::Normal, {empty, writable});
+    QCOMPARE(path, demo::demoCheckpointPath(writable, Task::Normal));
+    QVERIFY(demo::isCurrentDemoCheckpoint(path));
+    QVERIFY(readAll(path) == readAll(demo::demoCheckpointPath(SAPIENS_DEMO_WEIGHTS_DIR_BUILD, Task::Normal)));
+    // Found, not regenerated, the second time.
+    const auto written = std::filesystem::last_write_time(path);
+    QCOMPARE(demo::findOrCreateDemoCheckpoint(Task::Normal, {empty, writable}), path);
+    QVERIFY(std::filesystem::last_write_time(path) == written);
+    // A folder that cannot be written: an error naming the task and the folders.
+    try {
+      demo::findOrCreateDemoCheckpoint(Task::Seg, {"/proc/no-such-folder"});
+      QFAIL("expected an error");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(QString(e.what()).contains("no seg demo weights in /proc/no-such-folder"), e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDemoWeights)
+#include "test_demo_weights.moc"
