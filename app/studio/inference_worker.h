@@ -44,8 +44,8 @@ class InferenceWorker : public QObject {
   void loadModel(Task task, const QString& path, const QString& device, const QString& dtype);
   /// Remembers `path` as the `task` model, loaded when a run first needs it; empty: none any more.
   void setModelPath(Task task, const QString& path);
-  /// Runs `tasks` on `bgr` (seg before pose) at `inputScale` times each model's native input size. Pose takes `personBoxes` when there are any, else the
-  /// boxes of this run's segmentation, else the detector's.
+  /// Runs `tasks` on `bgr` (seg before pose) at `inputScale` times each model's native input size. Pose takes
+  /// `personBoxes` when there are any, else the boxes of this run's segmentation, else the detector's.
   void run(quint64 generation, const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
            const QString& device, const QString& dtype, double inputScale,
            const std::vector<BoundingBox>& personBoxes);

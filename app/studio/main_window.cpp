@@ -51,8 +51,8 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QSettings>
 #include <QProgressDialog>
+#include <QSettings>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QUrl>
@@ -280,8 +280,8 @@ void MainWindow::createActions() {
              QKeySequence(tr("Ctrl+Shift+O")), [this] { chooseFolder(); });
   makeAction(file, QStringLiteral("actionOpenVideo"), tr("Open &Video..."), QKeySequence(tr("Ctrl+Shift+V")),
              [this] { chooseVideo(); });
-  makeAction(file, QStringLiteral("actionOpenCamera"), tr("Open &Camera..."), QKeySequence(tr("Ctrl+Shift+C")),
-             [this] { chooseCamera(); });
+  makeAction(file, QStringLiteral("actionOpenCamera"), tr("Open &Camera..."),
+             QKeySequence(tr("Ctrl+Shift+C")), [this] { chooseCamera(); });
   recentMenu_ = file->addMenu(tr("&Recent Files"));
   recentMenu_->setObjectName(QStringLiteral("recentMenu"));
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
@@ -433,8 +433,9 @@ void MainWindow::createStatusBar() {
   statusBar()->addPermanentWidget(latencyLabel_);
   rateLabel_ = new QLabel;
   rateLabel_->setObjectName(QStringLiteral("rateLabel"));
-  rateLabel_->setToolTip(tr("During playback: frames shown per second, the time from reading a frame to "
-                            "showing it with its results, and for cameras the frames dropped"));
+  rateLabel_->setToolTip(
+      tr("During playback: frames shown per second, the time from reading a frame to "
+         "showing it with its results, and for cameras the frames dropped"));
   statusBar()->addPermanentWidget(rateLabel_);
   statusBar()->addPermanentWidget(deviceLabel_);
 
@@ -610,7 +611,8 @@ void MainWindow::onImageFailed(const QString& path, const QString& reason) {
 }
 
 void MainWindow::updateTitle() {
-  const QString base = demoTasks_.empty() ? tr("Sapiens2 Studio") : tr("Sapiens2 Studio [UNTRAINED demo weights]");
+  const QString base =
+      demoTasks_.empty() ? tr("Sapiens2 Studio") : tr("Sapiens2 Studio [UNTRAINED demo weights]");
   setWindowTitle(currentFile_.isEmpty() ? base
                                         : base + QStringLiteral(" - ") + QFileInfo(currentFile_).fileName());
 }
@@ -701,7 +703,8 @@ void MainWindow::useDemoWeights(const std::vector<std::pair<Task, QString>>& fou
   QStringList tasks;
   for (const auto& [task, path] : found) {
     const auto known = inference_->models().find(task);
-    if (userChosenTasks_.count(task) || (known != inference_->models().end() && !known->second.path.isEmpty()))
+    if (userChosenTasks_.count(task) ||
+        (known != inference_->models().end() && !known->second.path.isEmpty()))
       continue;  // chosen or found in the meantime
     inference_->setModelPath(task, path);
     demoTasks_.insert(task);
@@ -710,10 +713,11 @@ void MainWindow::useDemoWeights(const std::vector<std::pair<Task, QString>>& fou
   if (tasks.isEmpty()) return;
   logger().warn("no checkpoint found for {} under {}: using {}", utf8(tasks.join(QStringLiteral(", "))),
                 paths::checkpointRoot(), demo::kNotice);
-  statusBar()->showMessage(tr("No checkpoint for %1: running UNTRAINED demo weights (Models > Load Checkpoint "
-                              "for real results)")
-                               .arg(tasks.join(QStringLiteral(", "))),
-                           kStatusMessageMs);
+  statusBar()->showMessage(
+      tr("No checkpoint for %1: running UNTRAINED demo weights (Models > Load Checkpoint "
+         "for real results)")
+          .arg(tasks.join(QStringLiteral(", "))),
+      kStatusMessageMs);
   updateModelLabels();
   updateTitle();
 }
@@ -1018,7 +1022,8 @@ void MainWindow::chooseExport(ExportKind kind) {
   const ExportKindInfo& info = exportKindInfo(kind);
   const QFileInfo image(currentFile_);
   QString base = image.completeBaseName();
-  if (currentKey_ != currentFile_) base += QStringLiteral("_frame%1").arg(timeline_->position(), 6, 10, QLatin1Char('0'));
+  if (currentKey_ != currentFile_)
+    base += QStringLiteral("_frame%1").arg(timeline_->position(), 6, 10, QLatin1Char('0'));
   const QString suggested = QDir(dialogDirectory()).filePath(base + QString::fromLatin1(info.suffix));
   // Non-native and window-modal (open(), not exec()): the GUI keeps running while it is up.
   auto* dialog = new QFileDialog(this, tr("Export"), suggested, tr(info.filter));
@@ -1118,7 +1123,6 @@ void MainWindow::dropEvent(QDropEvent* event) {
   openPaths(paths);
 }
 
-
 // Video and camera playback
 
 QString MainWindow::frameKey(const QString& source, qint64 index) {
@@ -1156,9 +1160,11 @@ void MainWindow::createPlayback(QMenu* file) {
     playbackActions_.push_back(action);
     return action;
   };
-  add("actionPlayPause", tr("&Play / Pause"), QKeySequence(Qt::Key_Space), [this] { player_->togglePlaying(); });
+  add("actionPlayPause", tr("&Play / Pause"), QKeySequence(Qt::Key_Space),
+      [this] { player_->togglePlaying(); });
   add("actionNextFrame", tr("&Next Frame"), QKeySequence(Qt::Key_Period), [this] { player_->step(1); });
-  add("actionPreviousFrame", tr("P&revious Frame"), QKeySequence(Qt::Key_Comma), [this] { player_->step(-1); });
+  add("actionPreviousFrame", tr("P&revious Frame"), QKeySequence(Qt::Key_Comma),
+      [this] { player_->step(-1); });
   add("actionFirstFrame", tr("&First Frame"), QKeySequence(Qt::Key_Home), [this] {
     player_->pause();
     player_->seek(0);
@@ -1167,7 +1173,8 @@ void MainWindow::createPlayback(QMenu* file) {
     player_->pause();
     player_->seek(std::max<qint64>(0, player_->info().frameCount - 1));
   });
-  QAction* loop = add("actionLoop", tr("L&oop"), QKeySequence(Qt::Key_L), [this](bool on) { timeline_->setLooping(on); });
+  QAction* loop =
+      add("actionLoop", tr("L&oop"), QKeySequence(Qt::Key_L), [this](bool on) { timeline_->setLooping(on); });
   loop->setCheckable(true);
 
   const bool looping = QSettings().value(QStringLiteral("playback/loop"), false).toBool();
@@ -1201,7 +1208,8 @@ void MainWindow::createPlayback(QMenu* file) {
 
 void MainWindow::chooseVideoExport() {
   const QString suggested =
-      QDir(dialogDirectory()).filePath(QFileInfo(currentFile_).completeBaseName() + QStringLiteral(".annotated.mp4"));
+      QDir(dialogDirectory())
+          .filePath(QFileInfo(currentFile_).completeBaseName() + QStringLiteral(".annotated.mp4"));
   auto* dialog = new QFileDialog(this, tr("Export Annotated Video"), suggested, tr(kVideoFilter));
   dialog->setObjectName(QStringLiteral("videoExportDialog"));
   dialog->setAcceptMode(QFileDialog::AcceptSave);
@@ -1234,10 +1242,12 @@ void MainWindow::exportAnnotatedVideo(const QString& path) {
   if (request.models.empty()) return refuse(tr("Check at least one task in the Tasks and Layers dock"));
   request.device = inference_->device();
   request.dtype = inference_->dtype();
-  if (inference_->inputScale() != 1.0) request.inputSize = scaledInputSize(InputSize{}, inference_->inputScale());
+  if (inference_->inputScale() != 1.0)
+    request.inputSize = scaledInputSize(InputSize{}, inference_->inputScale());
   request.keypointThreshold = float(tasksPanel_->keypointThreshold());
 
-  auto* progress = new QProgressDialog(tr("Writing %1...").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
+  auto* progress =
+      new QProgressDialog(tr("Writing %1...").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
   progress->setObjectName(QStringLiteral("videoExportProgress"));
   progress->setWindowModality(Qt::WindowModal);
   progress->setMinimumDuration(0);
@@ -1246,8 +1256,9 @@ void MainWindow::exportAnnotatedVideo(const QString& path) {
   connect(videoExport_, &VideoExport::progress, progress, [progress](qint64 done, qint64 total, double fps) {
     if (total > 0) progress->setMaximum(int(total));
     progress->setValue(int(done));
-    progress->setLabelText(total > 0 ? tr("Frame %1 of %2, %3 frames/s").arg(done).arg(total).arg(fps, 0, 'f', 1)
-                                     : tr("Frame %1, %2 frames/s").arg(done).arg(fps, 0, 'f', 1));
+    progress->setLabelText(total > 0
+                               ? tr("Frame %1 of %2, %3 frames/s").arg(done).arg(total).arg(fps, 0, 'f', 1)
+                               : tr("Frame %1, %2 frames/s").arg(done).arg(fps, 0, 'f', 1));
   });
   connect(videoExport_, &VideoExport::finished, progress, &QProgressDialog::close);
   progress->show();
@@ -1256,7 +1267,8 @@ void MainWindow::exportAnnotatedVideo(const QString& path) {
   updateExportActions();
 }
 
-void MainWindow::onVideoExportFinished(const QString& path, qint64 frames, const QString& error, bool cancelled) {
+void MainWindow::onVideoExportFinished(const QString& path, qint64 frames, const QString& error,
+                                       bool cancelled) {
   QString message;
   if (!error.isEmpty()) {
     message = tr("Annotated video stopped after %1 frames: %2").arg(frames).arg(error);
@@ -1407,7 +1419,9 @@ void MainWindow::updateRateLabel(const MediaFrame& frame) {
   const auto now = steady_clock::now();
   const double latency = duration<double, std::milli>(now - frame.readAt).count();
   // Smoothed over the last few frames, so the figures can be read while they change.
-  const auto smooth = [](double average, double sample) { return average == 0 ? sample : 0.8 * average + 0.2 * sample; };
+  const auto smooth = [](double average, double sample) {
+    return average == 0 ? sample : 0.8 * average + 0.2 * sample;
+  };
   latencyMs_ = smooth(latencyMs_, latency);
   if (lastFrameAt_ != steady_clock::time_point{}) {
     const double seconds = duration<double>(now - lastFrameAt_).count();

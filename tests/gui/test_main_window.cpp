@@ -137,7 +137,8 @@ class TestMainWindow : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(openAndWait(window, {samplePath()}));
-    QTRY_VERIFY_WITH_TIMEOUT(window.windowTitle().contains(QStringLiteral("UNTRAINED demo weights")), kLoadTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(window.windowTitle().contains(QStringLiteral("UNTRAINED demo weights")),
+                             kLoadTimeoutMs);
     auto* models = window.findChild<QLabel*>(QStringLiteral("modelLabel"));
     QVERIFY2(models->text().contains(QStringLiteral("seg: sapiens2_demo_seg.safetensors (untrained demo)")),
              qPrintable(models->text()));
