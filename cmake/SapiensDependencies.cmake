@@ -15,6 +15,12 @@ if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)
   set(SAPIENS_TORCH_HAS_CUDA ON)
 endif()
 message(STATUS "LibTorch ${Torch_VERSION} (CUDA: ${SAPIENS_TORCH_HAS_CUDA})")
+option(SAPIENS_REQUIRE_CUDA "Stop unless the LibTorch found has CUDA (tools/gpu-check.sh sets it)" OFF)
+if(SAPIENS_REQUIRE_CUDA AND NOT SAPIENS_TORCH_HAS_CUDA)
+  message(FATAL_ERROR "SAPIENS_REQUIRE_CUDA: the LibTorch found (${Torch_DIR}, version ${Torch_VERSION}) has no "
+                      "CUDA. Point CMAKE_PREFIX_PATH at a CUDA LibTorch 2.x, e.g. the one of a CUDA PyTorch: "
+                      "python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'")
+endif()
 
 # Optional: checkpoint downloads (sapiens-cli models download). Without libcurl they are switched off.
 option(SAPIENS_WITH_CURL "Download checkpoints with libcurl when it is found" ON)

@@ -1,5 +1,7 @@
 // sapiens-cli forward: one raw forward pass on a tensor, for checking numerics against a reference.
 // Reads the tensor named `input` (B x 3 x H x W, normalised RGB) and writes every named output as F32.
+// With --expect, compares the outputs with the same-named tensors of a reference file (the golden
+// fixtures' io.safetensors) at the fixtures' tolerances, e.g. to check a CUDA build (tools/gpu-check.sh).
 
 #include "cli_command.h"
 
@@ -8,6 +10,7 @@
 #include "sapiens/model/model.h"
 #include "sapiens/model/model_error.h"
 #include "sapiens/model/safetensors_torch.h"
+#include "sapiens/model/tensor_difference.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -27,6 +30,8 @@ struct ForwardCommandOptions {
   std::string device = "cpu";
   std::string dtype;
   bool intermediates = false;
+  std::string expect;
+  double toleranceScale = 1.0;
 };
 
 at::Tensor readInput(const std::string& path) {
@@ -39,6 +44,33 @@ at::Tensor readInput(const std::string& path) {
                                     names.empty() ? "nothing" : fmt::format("{}", fmt::join(names, ", "))));
   }
   return loadTensor(file, *entry, at::kFloat).clone();
+}
+
+// Every output with a same-named reference tensor and a fixture tolerance; exit code 1 when one is off.
+int compareWithReference(const NamedTensors& outputs, const std::string& referencePath, double scale) {
+  const SafetensorsFile reference = SafetensorsFile::open(referencePath);
+  int compared = 0;
+  int failed = 0;
+  std::cout << fmt::format("compared with {} (tolerances x{}):\n", referencePath, scale);
+  for (const auto& [name, tensor] : outputs) {
+    const TensorEntry* entry = reference.find(name);
+    const auto tolerance = parityTolerance(name);
+    if (entry == nullptr || !tolerance) continue;
+    const TensorDifference d = tensorDifference(tensor, loadTensor(reference, *entry, at::kFloat));
+    const ParityTolerance scaled{tolerance->maxRelative * scale, tolerance->meanRelative * scale};
+    const bool ok = d.shapesMatch && withinTolerance(d, scaled);
+    ++compared;
+    failed += ok ? 0 : 1;
+    std::cout << fmt::format("  {:<18} max {:.3g} mean {:.3g} (bounds {:.3g} {:.3g}) {}\n", name,
+                             d.maxRelative, d.meanRelative, scaled.maxRelative, scaled.meanRelative,
+                             !d.shapesMatch ? "SHAPE MISMATCH"
+                             : ok           ? "ok"
+                                            : "OFF");
+  }
+  if (compared == 0)
+    throw ModelRunError(fmt::format("{} holds no tensor named like an output of this model", referencePath));
+  std::cout << fmt::format("parity: {} of {} outputs within bounds\n", compared - failed, compared);
+  return failed == 0 ? kOk : kFailure;
 }
 
 int runForward(const ForwardCommandOptions& o) {
@@ -68,7 +100,7 @@ int runForward(const ForwardCommandOptions& o) {
   for (const auto& [name, tensor] : toSave)
     std::cout << fmt::format("  {:<18} {}\n", name, fmt::join(tensor.sizes(), "x"));
   std::cout << fmt::format("wrote {}\n", o.output);
-  return kOk;
+  return o.expect.empty() ? kOk : compareWithReference(toSave, o.expect, o.toleranceScale);
 }
 
 }  // namespace
@@ -86,6 +118,12 @@ static CliCommand reg("forward", [](CLI::App& app) {
   sub->add_flag(
       "--intermediates", o->intermediates,
       "Also write patch_embed_out, block0_in/out, gqa_block_in/out, last_block_out and the RoPE tables");
+  sub->add_option("--expect", o->expect,
+                  "Compare the outputs with the same-named tensors of this file at the golden fixtures' "
+                  "tolerances (exit code 1 when one is off)");
+  sub->add_option("--tolerance-scale", o->toleranceScale, "Multiply those tolerances (e.g. for bf16)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return CommandAction([o]() -> int { return runForward(*o); });
 });
 

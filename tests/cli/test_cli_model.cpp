@@ -1,4 +1,5 @@
-// sapiens-cli inspect and forward on the golden fixtures, through the real binary.
+// sapiens-cli inspect and forward on the golden fixtures, through the real binary; forward --expect and
+// tools/gpu-check.sh's own logic (dry run, refusal of a CPU-only LibTorch) on this GPU-less machine.
 
 #include "sapiens/model/safetensors_torch.h"
 #include "sapiens/model/tensor_difference.h"
@@ -6,10 +7,13 @@
 
 #include <ATen/ATen.h>
 #include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <map>
+#include <utility>
 
 using namespace sapiens;
 
@@ -101,8 +105,11 @@ class TestCliModel : public QObject {
     const QString io = fixturePath(folder, "io.safetensors");
     const test::ProcessResult r =
         test::runCli({"forward", "--model", fixturePath(folder, "model.safetensors"), "--input", io,
-                      "--output", output, "--intermediates"});
+                      "--output", output, "--intermediates", "--expect", io});
     QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(describe(r)));
+    // The CLI's own comparison (what tools/gpu-check.sh relies on) agrees with the one below.
+    QVERIFY2(QRegularExpression("parity: (\\d+) of \\1 outputs within bounds").match(r.out).hasMatch(),
+             qPrintable(describe(r)));
     const auto got = readTensors(output);
     const auto reference = readTensors(io);
     int compared = 0;
@@ -116,6 +123,78 @@ class TestCliModel : public QObject {
       ++compared;
     }
     QVERIFY(compared >= 11);
+  }
+
+  void forwardExpectFlagsAnOutputOffTheReference() {
+    QTemporaryDir dir;
+    const QString io = fixturePath("seg", "io.safetensors");
+    // The reference with the logits shifted by 1% of their range: the comparison must catch it.
+    NamedTensors shifted;
+    for (auto& [name, tensor] : readTensors(io)) {
+      if (name == "seg_logits") tensor = tensor + 0.01 * tensor.abs().max();
+      shifted.emplace_back(name, tensor);
+    }
+    const QString reference = dir.filePath("shifted.safetensors");
+    saveSafetensors(reference.toStdString(), shifted);
+    const test::ProcessResult r =
+        test::runCli({"forward", "--model", fixturePath("seg", "model.safetensors"), "--input", io,
+                      "--output", dir.filePath("out.safetensors"), "--expect", reference});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(QRegularExpression("seg_logits +max [^\\n]* OFF").match(r.out).hasMatch(),
+             qPrintable(describe(r)));
+    QVERIFY2(r.out.contains("backbone_out") && r.out.contains(" ok"), qPrintable(describe(r)));
+
+    // A reference of another model's outputs has nothing to compare.
+    const test::ProcessResult none = test::runCli(
+        {"forward", "--model", fixturePath("seg", "model.safetensors"), "--input", io, "--output",
+         dir.filePath("out2.safetensors"), "--expect", fixturePath("seg", "e2e.safetensors")});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.err.contains("holds no tensor named like an output"), qPrintable(describe(none)));
+  }
+
+  void gpuCheckScriptPlansAndRefusesACpuOnlyLibTorch() {
+    const QString script = QString::fromStdString(test::resource("../tools/gpu-check.sh"));
+    QVERIFY(QFile::exists(script));
+    QTemporaryDir dir;
+    const auto run = [&](const QStringList& arguments) {
+      QProcess process;
+      process.setProcessChannelMode(QProcess::MergedChannels);
+      process.start("bash", QStringList{script} + arguments);
+      process.waitForFinished(120000);
+      return std::make_pair(process.exitCode(), QString::fromUtf8(process.readAll()));
+    };
+
+    // The dry run plans the whole check and runs nothing.
+    const auto [planned, plan] = run({"--dry-run", "--build", dir.filePath("b"), "--out", dir.filePath("o")});
+    QVERIFY2(planned == 0, qPrintable(plan));
+    QVERIFY(plan.contains("-DSAPIENS_CORE_ONLY=ON") && plan.contains("-DSAPIENS_REQUIRE_CUDA=ON"));
+    QCOMPARE(plan.count(QRegularExpression("forward .*--device cuda --dtype fp32 .*--expect")), 7);
+    QCOMPARE(plan.count(QRegularExpression("forward .*--device cuda --dtype bf16 .*--tolerance-scale 25")),
+             7);
+    for (const char* arch : {"0.4b", "1b", "5b"})
+      QCOMPARE(
+          plan.count(QRegularExpression(QString("bench --arch %1 .*--batch [18] .*--dtype bf16").arg(arch))),
+          2);
+    QVERIFY(!QFile::exists(dir.filePath("b")));
+
+    // Bad arguments and a missing LibTorch: exit code 2 and a sentence saying what is wrong.
+    const auto [badArch, badArchText] = run({"--dry-run", "--archs", "2b"});
+    QCOMPARE(badArch, 2);
+    QVERIFY(badArchText.contains("unknown backbone size '2b'"));
+    const auto [missing, missingText] =
+        run({"--torch-prefix", dir.filePath("nowhere"), "--out", dir.filePath("o")});
+    QCOMPARE(missing, 2);
+    QVERIFY2(missingText.contains("no LibTorch at"), qPrintable(missingText));
+
+    // Configured against this machine's CPU-only LibTorch, the build is refused before anything compiles.
+    const QString cpuTorch = "/usr/lib/x86_64-linux-gnu/cmake/Torch";
+    if (!QFile::exists(cpuTorch + "/TorchConfig.cmake")) QSKIP("no Debian LibTorch here");
+    const auto [refused, refusal] = run({"--torch-prefix", cpuTorch, "--build", dir.filePath("b"), "--out",
+                                         dir.filePath("o"), "--skip-bench"});
+    QCOMPARE(refused, 2);
+    QVERIFY2(refusal.contains("has no") && refusal.contains("CUDA") && refusal.contains("configure failed"),
+             qPrintable(refusal));
+    QVERIFY(QFile::exists(dir.filePath("o/gpu-check.log")));
   }
 
   void forwardRefusesAMissingCudaDevice() {
