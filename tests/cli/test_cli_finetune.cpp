@@ -2,6 +2,7 @@
 // the bundled sample, the seg fixture model, a small input size.
 
 #include "sapiens/export/mask_png.h"
+#include "sapiens/finetune/finetuned_model_file.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/model.h"
 #include "test_support.h"
@@ -10,6 +11,9 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <QDir>
+#include <QFile>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -76,6 +80,60 @@ class TestCliFinetune : public QObject {
     QCOMPARE(model.task(), Task::Seg);
     QCOMPARE(model.architecture().head.outChannels, 29);
     QVERIFY(!fs::exists(labels + "/labelset.json"));  // the bare layout was read in place
+  }
+
+  void killedWhileTrainingLeavesLoadableSnapshots() {
+    // A snapshot every step; the process is killed (SIGKILL) at three moments of its run. Every snapshot
+    // on disk then loads as a model: an older one or a newer one, never a torn file.
+    QTemporaryDir dir;
+    const std::string labels = dir.filePath("bare").toStdString();
+    writeBareLayout(labels);
+    const QString snapshots = dir.filePath("snapshots");
+    const QStringList arguments{"finetune",
+                                "--labels",
+                                QString::fromStdString(labels),
+                                "--model",
+                                segModel(),
+                                "--task",
+                                "seg",
+                                "--steps",
+                                "100000",
+                                "--input-size",
+                                "64x48",
+                                "--snapshot-every",
+                                "1",
+                                "--snapshot-dir",
+                                snapshots,
+                                "--output",
+                                dir.filePath("never.safetensors")};
+    const auto snapshotFiles = [&snapshots] {
+      return QDir(snapshots).entryList({QStringLiteral("snapshot-step-*.safetensors")}, QDir::Files,
+                                       QDir::Name);
+    };
+    for (const int delayMs : {0, 37, 111}) {
+      QProcess process;
+      process.start(QString::fromUtf8(SAPIENS_CLI_PATH), arguments);
+      QVERIFY(process.waitForStarted());
+      const int before = int(snapshotFiles().size());
+      QTRY_VERIFY_WITH_TIMEOUT(snapshotFiles().size() > before + 1 || process.state() == QProcess::NotRunning,
+                               120000);
+      QVERIFY2(process.state() == QProcess::Running, process.readAllStandardError().constData());
+      QTest::qWait(delayMs);
+      process.kill();  // SIGKILL
+      QVERIFY(process.waitForFinished(10000));
+      const QStringList files = snapshotFiles();
+      QVERIFY(files.size() >= 2);
+      for (const QString& file : files) {
+        const std::string path = QDir(snapshots).filePath(file).toStdString();
+        try {
+          const Model model = loadFinetunedModel(path, {}, segModel().toStdString());
+          QCOMPARE(model.task(), Task::Seg);
+        } catch (const std::exception& e) {
+          QFAIL(qPrintable(QString("%1 does not load after a kill: %2").arg(file, e.what())));
+        }
+      }
+    }
+    QVERIFY(!QFile::exists(dir.filePath("never.safetensors")));
   }
 
   void malformedLabelsAndBadArgumentsFail() {
