@@ -174,14 +174,7 @@ void reportDemoWeights(const std::vector<Task>& tasks) {
 int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   VideoRunOptions options;
   options.input = a.camera.empty() ? a.inputs.front() : a.camera;
-  options.models.tasks = batch.tasks;
-  options.models.modelPaths = batch.modelPaths;
-  options.models.modelDir = batch.modelDir;
-  options.models.size = batch.size;
-  options.models.device = batch.device;
-  options.models.dtype = batch.dtype;
-  options.models.inputSize = batch.inputSize;
-  options.models.demoFallback = batch.demoFallback;
+  options.models = taskModelRequest(batch);
   options.outputDir = batch.outputDir;
   options.videoOut = a.videoOut;
   options.annotatedVideo = !a.noOverlay || !a.videoOut.empty();

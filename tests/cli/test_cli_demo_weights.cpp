@@ -17,17 +17,10 @@ using sapiens::test::fixture;
 using sapiens::test::resource;
 using sapiens::test::runCli;
 
+using sapiens::test::describe;
+using sapiens::test::readJson;
+
 namespace {
-
-QJsonObject readJson(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QJsonDocument::fromJson(file.readAll()).object();
-}
-
-QString describe(const sapiens::test::ProcessResult& r) {
-  return QString("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.exitCode).arg(r.out, r.err);
-}
 
 // No checkpoint anywhere: an empty checkpoint root, and HOME (~/sapiens2_host) and the user data folder
 // in an empty temporary folder too. SAPIENS_DEMO_WEIGHTS_DIR="" means unset.

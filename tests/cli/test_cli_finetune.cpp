@@ -22,11 +22,9 @@
 using namespace sapiens;
 namespace fs = std::filesystem;
 
-namespace {
+using sapiens::test::describe;
 
-QString describe(const test::ProcessResult& r) {
-  return QString("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.exitCode).arg(r.out, r.err);
-}
+namespace {
 
 // images/ + masks/ of three crops of the sample; a mask class per 16 x 16 block from its brightness.
 void writeBareLayout(const std::string& folder) {

@@ -21,13 +21,9 @@ using sapiens::test::fixture;
 using sapiens::test::resource;
 using sapiens::test::runCli;
 
-namespace {
+using sapiens::test::readJson;
 
-QJsonObject readJson(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QJsonDocument::fromJson(file.readAll()).object();
-}
+namespace {
 
 QString stemOf(const QString& name) {
   return name.left(name.lastIndexOf('.'));

@@ -17,6 +17,8 @@
 
 using namespace sapiens;
 
+using sapiens::test::describe;
+
 namespace {
 
 QString fixturePath(const QString& folder, const QString& file) {
@@ -36,10 +38,6 @@ QString grouped(qint64 value) {
   QString text = QString::number(value);
   for (int i = static_cast<int>(text.size()) - 3; i > 0; i -= 3) text.insert(i, ',');
   return text;
-}
-
-QString describe(const test::ProcessResult& r) {
-  return QString("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.exitCode).arg(r.out, r.err);
 }
 
 }  // namespace

@@ -17,11 +17,9 @@ using sapiens::test::fixture;
 using sapiens::test::LocalHttpServer;
 using sapiens::test::runCli;
 
-namespace {
+using sapiens::test::describe;
 
-QString describe(const sapiens::test::ProcessResult& r) {
-  return QString("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.exitCode).arg(r.out, r.err);
-}
+namespace {
 
 QByteArray readAll(const QString& path) {
   QFile file(path);

@@ -29,6 +29,8 @@ using sapiens::test::fixture;
 using sapiens::test::resource;
 using sapiens::test::runCli;
 
+using sapiens::test::readJson;
+
 namespace {
 
 QStringList allFixtureModels() {
@@ -57,12 +59,6 @@ cv::Mat readNpyFloat(const QString& path) {
   if (bytes.size() - 10 - headerLength != need) return {};
   std::memcpy(m.data, bytes.constData() + 10 + headerLength, need);
   return m;
-}
-
-QJsonObject readJson(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QJsonDocument::fromJson(file.readAll()).object();
 }
 
 }  // namespace

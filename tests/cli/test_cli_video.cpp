@@ -19,6 +19,7 @@
 #include <filesystem>
 
 using sapiens::test::fixture;
+using sapiens::test::readJson;
 using sapiens::test::resource;
 using sapiens::test::runCli;
 
@@ -47,12 +48,6 @@ QString writeVideo(const QTemporaryDir& dir, int frames, const char* name = "cli
   return QString::fromStdString(path);
 }
 
-QJsonObject readJson(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QJsonDocument::fromJson(file.readAll()).object();
-}
-
 QStringList model(const char* task) {
   return {QString("--%1-model").arg(task),
           QString::fromStdString(fixture(std::string("golden/") + task + "/model.safetensors"))};
@@ -74,7 +69,8 @@ class CliVideoTest : public QObject {
     QVERIFY2(!r.crashed, qPrintable(r.err));
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
 
-    // The annotated video: frames 2, 4, 6, 8 at their own times (the reader counts from the first).(the reader counts from the first).
+    // The annotated video: frames 2, 4, 6, 8 at their own times (the reader counts from the first).(the
+    // reader counts from the first).
     sapiens::VideoFileSource annotated((out + "/clip.annotated.mp4").toStdString());
     std::vector<double> times;
     while (auto frame = annotated.next()) times.push_back(frame->timestampSeconds);

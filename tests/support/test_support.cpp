@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include <QFile>
+#include <QJsonDocument>
 #include <QProcess>
 #include <QProcessEnvironment>
 
@@ -35,6 +37,16 @@ ProcessResult runCli(const QStringList& arguments, int timeoutMs, const QStringL
   result.out = QString::fromUtf8(process.readAllStandardOutput());
   result.err = QString::fromUtf8(process.readAllStandardError());
   return result;
+}
+
+QString describe(const ProcessResult& r) {
+  return QString("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.exitCode).arg(r.out, r.err);
+}
+
+QJsonObject readJson(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(file.readAll()).object();
 }
 
 }  // namespace sapiens::test

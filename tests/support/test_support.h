@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers for the Qt Test suites: fixture paths, temporary folders, running the CLI.
 
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -23,5 +24,9 @@ struct ProcessResult {
 /// `extraEnvironment` holds NAME=VALUE entries added to the current environment.
 ProcessResult runCli(const QStringList& arguments, int timeoutMs = 300000,
                      const QStringList& extraEnvironment = {});
+/// Exit code, stdout and stderr of a run, for a failing check's message.
+QString describe(const ProcessResult& r);
+/// The JSON object in `path`; empty when the file is missing or not a JSON object.
+QJsonObject readJson(const QString& path);
 
 }  // namespace sapiens::test

@@ -174,6 +174,19 @@ void runModelsOnGroup(const std::vector<LoadedModel>& models, const std::vector<
 
 }  // namespace
 
+TaskModelRequest taskModelRequest(const BatchRunOptions& options) {
+  TaskModelRequest request;
+  request.tasks = options.tasks;
+  request.modelPaths = options.modelPaths;
+  request.modelDir = options.modelDir;
+  request.size = options.size;
+  request.device = options.device;
+  request.dtype = options.dtype;
+  request.inputSize = options.inputSize;
+  request.demoFallback = options.demoFallback;
+  return request;
+}
+
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks) {
   const auto started = std::chrono::steady_clock::now();
   BatchSummary summary;
@@ -184,16 +197,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   if (ec || !fs::is_directory(options.outputDir))
     throw IoError("cannot create the output folder " + options.outputDir + ": " + ec.message());
 
-  TaskModelRequest request;
-  request.tasks = options.tasks;
-  request.modelPaths = options.modelPaths;
-  request.modelDir = options.modelDir;
-  request.size = options.size;
-  request.device = options.device;
-  request.dtype = options.dtype;
-  request.inputSize = options.inputSize;
-  request.demoFallback = options.demoFallback;
-  LoadedTaskModels loaded = loadTaskModels(request);
+  LoadedTaskModels loaded = loadTaskModels(taskModelRequest(options));
   summary.demoTasks = loaded.demoTasks;
   std::vector<LoadedModel>& models = loaded.models;
   summary.taskErrors = loaded.errors;

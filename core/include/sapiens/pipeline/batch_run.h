@@ -100,6 +100,9 @@ std::pair<std::size_t, std::size_t> shardRange(const Shard& shard, std::size_t t
 /// "results.json", or "results.shard-K-of-N.json" (K 1-based) for a shard; `sapiens-cli merge` joins those.
 std::string manifestNameFor(const std::optional<Shard>& shard);
 
+/// The models `options` asks for, as loadTaskModels takes them (the video run takes the same).
+TaskModelRequest taskModelRequest(const BatchRunOptions& options);
+
 /// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
 /// per-picture and per-task problems are in the summary and the manifest.
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks = {});
