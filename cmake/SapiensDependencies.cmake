@@ -8,6 +8,23 @@ if(NOT CLI11_FOUND AND EXISTS /usr/include/CLI/CLI.hpp)
   add_library(CLI11::CLI11 INTERFACE IMPORTED)
 endif()
 
+# The official LibTorch 2.x ships its own fmt headers (a newer fmt) in its include folder, which comes
+# before the system's on the command line, so spdlog would be compiled against the wrong fmt. A folder of
+# our own that holds only a link to the fmt that spdlog was built with goes in front of both.
+if(TARGET fmt::fmt)
+  get_target_property(spdlog_fmt_include fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+  list(GET spdlog_fmt_include 0 spdlog_fmt_include)
+  foreach(torch_include ${TORCH_INCLUDE_DIRS})
+    if(EXISTS "${torch_include}/fmt/core.h" AND NOT torch_include STREQUAL spdlog_fmt_include)
+      set(SAPIENS_FMT_FIRST_DIR "${CMAKE_BINARY_DIR}/fmt-first")
+      file(MAKE_DIRECTORY "${SAPIENS_FMT_FIRST_DIR}")
+      file(CREATE_LINK "${spdlog_fmt_include}/fmt" "${SAPIENS_FMT_FIRST_DIR}/fmt" SYMBOLIC)
+      message(STATUS "LibTorch ships its own fmt (${torch_include}/fmt); spdlog's, from ${spdlog_fmt_include}, goes first")
+      break()
+    endif()
+  endforeach()
+endif()
+
 # Torch's CMake config leaks -D_GLIBCXX_USE_CXX11_ABI and include paths through TORCH_CXX_FLAGS;
 # the imported `torch` target already carries both, so use the target only.
 set(SAPIENS_TORCH_HAS_CUDA OFF)

@@ -4,13 +4,15 @@
 #      libraries) against that LibTorch, refusing a CPU-only one (SAPIENS_REQUIRE_CUDA);
 #   2. build sapiens-cli;
 #   3. numeric parity on the golden fixtures (tests/fixtures/golden) on the GPU: fp32 at the fixtures'
-#      tolerances, bf16 at x25 (sapiens-cli forward --expect);
+#      tolerances (intermediates too), bf16 final outputs at x150 (sapiens-cli forward --expect);
 #   4. benchmark the backbones (default 0.4b, 1b, 5b) at 1024x768 in bf16 at batch 1 and 8, one table,
-#      each figure against the bf16 matmul rate measured in the same run.
+#      each figure against the bf16 matmul rate measured in the same run;
+#   5. a batch the GPU cannot hold (0.4b at --oom-batch, default 2048) must end in one clear error, exit 1.
 # Meant to finish in under 8 minutes on one H200. Everything it prints also goes to OUT/gpu-check.log.
 #
 # tools/gpu-check.sh [--dry-run] [--torch-prefix DIR] [--build DIR] [--out DIR] [--debs DIR]
-#                    [--archs "0.4b 1b 5b"] [--batches "1 8"] [--skip-parity] [--skip-bench]
+#                    [--archs "0.4b 1b 5b"] [--batches "1 8"] [--skip-parity] [--skip-bench] [--skip-oom]
+#                    [--oom-batch N]
 #   --dry-run       say what would run, run nothing (the LibTorch look-up included)
 #   --torch-prefix  LibTorch's CMake prefix; default $SAPIENS_TORCH_PREFIX, else the one of python3's torch
 #   --debs DIR      .deb files (e.g. libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev, fetched with
@@ -30,8 +32,10 @@ archs="0.4b 1b 5b"
 batches="1 8"
 parity=1
 bench=1
+oom=1
+oom_batch=2048
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 fail_setup() {
   echo "gpu-check: $*" >&2
   exit 2
@@ -48,6 +52,8 @@ while [ $# -gt 0 ]; do
     --batches) batches="${2:?--batches needs sizes}"; shift ;;
     --skip-parity) parity=0 ;;
     --skip-bench) bench=0 ;;
+    --skip-oom) oom=0 ;;
+    --oom-batch) oom_batch="${2:?--oom-batch needs a size}"; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; fail_setup "unknown argument '$1'" ;;
   esac
@@ -68,6 +74,11 @@ step() {
 
 run_check() {
 echo "gpu-check: $(date -u +%FT%TZ) on $(hostname), sources $root"
+if [ "$dry_run" = 0 ]; then
+  nvidia-smi -L 2>&1 || true
+  echo "compiler: $(c++ --version 2>&1 | head -n 1); cmake: $(cmake --version | head -n 1)"
+  python3 -c 'import torch; print("python torch", torch.__version__, "cuda", torch.version.cuda, "cxx11 abi", torch.compiled_with_cxx11_abi())' 2>&1 || true
+fi
 
 # 1. LibTorch
 if [ -z "$torch_prefix" ]; then
@@ -97,13 +108,27 @@ fi
 # 2. configure and build
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+# Warnings are counted, not fatal: a newer compiler's or LibTorch's new warnings must not hide the parity.
 if ! step cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSAPIENS_CORE_ONLY=ON \
-  -DSAPIENS_REQUIRE_CUDA=ON "-DCMAKE_PREFIX_PATH=$prefix_path"; then
+  -DSAPIENS_REQUIRE_CUDA=ON -DSAPIENS_WERROR=OFF "-DCMAKE_PREFIX_PATH=$prefix_path"; then
   fail_setup "configure failed (above): a CUDA LibTorch is needed at $torch_prefix"
 fi
-step cmake --build "$build" --target sapiens-cli -j "$(nproc)" || fail_setup "the build failed (above)"
+if [ "$dry_run" = 1 ]; then
+  step cmake --build "$build" --target sapiens-cli -j "$(nproc)"
+else
+  echo "+ cmake --build $build --target sapiens-cli -j $(nproc)"
+  cmake --build "$build" --target sapiens-cli -j "$(nproc)" >"$out/build.log" 2>&1 || {
+    tail -n 60 "$out/build.log"
+    fail_setup "the build failed (above; whole log in $out/build.log)"
+  }
+  warnings="$(grep -c "warning:" "$out/build.log" || true)"
+  echo "gpu-check: build done, $warnings compiler warnings"
+  grep -A3 "warning:" "$out/build.log" | grep -v "^--$" | head -n 40 || true
+fi
 cli="$build/app/sapiens-cli"
 step "$cli" doctor
+scratch="$build/outputs"
+step mkdir -p "$scratch"
 
 # 3. parity
 failed=0
@@ -111,12 +136,15 @@ if [ "$parity" = 1 ]; then
   golden="$root/tests/fixtures/golden"
   for fixture in backbone backbone_bf16 pose seg normal albedo pointmap; do
     for dtype in fp32 bf16; do
-      scale=1
-      [ "$dtype" = bf16 ] && scale=25
+      # fp32: every output and intermediate at the fixtures' tolerances. bf16 (the fixtures are float32
+      # computations): the final outputs at x150, 0.3 max / 0.03 mean of max|ref|, which the CPU's own
+      # bf16 run meets (worst: albedo max 0.155, scale mean 0.029) and a wrong kernel or layout does not.
+      checks=(--intermediates --tolerance-scale 1)
+      [ "$dtype" = bf16 ] && checks=(--tolerance-scale 150)
       echo "== parity $fixture $dtype"
       if ! step "$cli" forward --model "$golden/$fixture/model.safetensors" --input "$golden/$fixture/io.safetensors" \
-        --output "$out/$fixture.$dtype.safetensors" --device cuda --dtype "$dtype" --intermediates \
-        --expect "$golden/$fixture/io.safetensors" --tolerance-scale "$scale"; then
+        --output "$scratch/$fixture.$dtype.safetensors" --device cuda --dtype "$dtype" \
+        --expect "$golden/$fixture/io.safetensors" "${checks[@]}"; then
         echo "gpu-check: PARITY FAILED: $fixture $dtype"
         failed=1
       fi
@@ -130,7 +158,7 @@ if [ "$bench" = 1 ]; then
   for arch in $archs; do
     for batch in $batches; do
       echo "== bench $arch batch $batch"
-      json="$out/bench-$arch-b$batch.json"
+      json="$scratch/bench-$arch-b$batch.json"
       if [ "$dry_run" = 1 ]; then
         step "$cli" bench --arch "$arch" --task backbone --height 1024 --width 768 --batch "$batch" --device cuda \
           --dtype bf16 --iterations 5 --warmup 2 --json
@@ -143,7 +171,7 @@ if [ "$bench" = 1 ]; then
     done
   done
   if [ "${#rows[@]}" -gt 0 ]; then
-    python3 - "${rows[@]}" <<'PY'
+    python3 - "${rows[@]}" <<'PY' | tee "$out/bench.txt"
 import json, sys
 print(f"{'arch':>5} {'batch':>5} {'ms':>9} {'frames/s':>9} {'TFLOP/s':>8} {'matmul TFLOP/s':>15} {'of matmul':>9} {'peak MB':>8}")
 for path in sys.argv[1:]:
@@ -153,6 +181,28 @@ for path in sys.argv[1:]:
     print(f"{r['arch']:>5} {r['batch']:>5} {r['ms_median']:>9.2f} {fps:>9.1f} {r['gflops_achieved'] / 1000:>8.1f} "
           f"{r['gflops_floor'] / 1000:>15.1f} {share:>8.0%} {r.get('peak_rss_mb', 0):>8.0f}")
 PY
+  fi
+fi
+
+# 5. an input the GPU has no memory for: one clear line and exit 1, not a crash or an allocator dump
+if [ "$oom" = 1 ]; then
+  echo "== out of memory: 0.4b at batch $oom_batch"
+  if [ "$dry_run" = 1 ]; then
+    step "$cli" bench --arch 0.4b --task backbone --height 1024 --width 768 --batch "$oom_batch" --device cuda \
+      --dtype bf16 --iterations 1 --warmup 1
+  else
+    set +e
+    "$cli" bench --arch 0.4b --task backbone --height 1024 --width 768 --batch "$oom_batch" --device cuda \
+      --dtype bf16 --iterations 1 --warmup 1 >"$scratch/oom.out" 2>&1
+    rc=$?
+    set -e
+    tail -n 5 "$scratch/oom.out"
+    if [ "$rc" = 1 ] && grep -q "out of GPU memory in the forward pass of a batch of $oom_batch" "$scratch/oom.out"; then
+      echo "gpu-check: out of memory reported clearly (exit 1)"
+    else
+      echo "gpu-check: OUT-OF-MEMORY CHECK FAILED: exit $rc, message above"
+      failed=1
+    fi
   fi
 fi
 

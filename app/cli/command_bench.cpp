@@ -95,12 +95,13 @@ int runBench(const BenchOptions& o) {
   const at::Tensor input =
       at::randn({o.batch, 3, o.height, o.width}, at::TensorOptions().dtype(dtype).device(device));
 
-  // The floor: the model's dominant matrix product, same device and dtype, same run.
+  for (int i = 0; i < o.warmup; ++i) model.forward(input);
+  // The floor: the model's dominant matrix product, same device and dtype, same run. Made after the
+  // warm-up so that a batch too large for the device fails in the model, with the model's message.
   const GemmShape g = dominantGemm(arch, o.batch, o.height, o.width);
   const auto opts = at::TensorOptions().dtype(dtype).device(device);
   const at::Tensor a = at::randn({g.m, g.k}, opts), w = at::randn({g.n, g.k}, opts);
   at::linear(a, w);
-  for (int i = 0; i < o.warmup; ++i) model.forward(input);
   // Floor samples interleaved with the timed forwards: on a shared machine the load drifts, and both
   // figures must see the same conditions for their ratio to mean anything.
   std::vector<double> gemmSamples, forwardSamples;

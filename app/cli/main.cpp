@@ -7,6 +7,8 @@
 #include "sapiens/common/threads.h"
 #include "sapiens/common/version.h"
 
+#include <c10/util/Exception.h>
+
 #include <iostream>
 
 namespace sapiens::cli {
@@ -75,6 +77,9 @@ int main(int argc, char** argv) {
       } catch (const CLI::Error& e) {  // option values only checked once the command runs
         logger().error("{}", e.what());
         return cli::kUsage;
+      } catch (const c10::Error& e) {  // LibTorch's own message, without its backtrace
+        logger().error("{}", e.what_without_backtrace());
+        return cli::kFailure;
       } catch (const std::exception& e) {
         logger().error("{}", e.what());
         return cli::kFailure;

@@ -166,13 +166,15 @@ class TestCliModel : public QObject {
     const auto [planned, plan] = run({"--dry-run", "--build", dir.filePath("b"), "--out", dir.filePath("o")});
     QVERIFY2(planned == 0, qPrintable(plan));
     QVERIFY(plan.contains("-DSAPIENS_CORE_ONLY=ON") && plan.contains("-DSAPIENS_REQUIRE_CUDA=ON"));
-    QCOMPARE(plan.count(QRegularExpression("forward .*--device cuda --dtype fp32 .*--expect")), 7);
-    QCOMPARE(plan.count(QRegularExpression("forward .*--device cuda --dtype bf16 .*--tolerance-scale 25")),
+    QCOMPARE(plan.count(QRegularExpression("forward .*--device cuda --dtype fp32 .*--expect .*--intermediates "
+                                           "--tolerance-scale 1\n")),
              7);
+    QCOMPARE(plan.count(QRegularExpression("forward .*--device cuda --dtype bf16 .*--tolerance-scale 150")), 7);
     for (const char* arch : {"0.4b", "1b", "5b"})
       QCOMPARE(
           plan.count(QRegularExpression(QString("bench --arch %1 .*--batch [18] .*--dtype bf16").arg(arch))),
           2);
+    QVERIFY(plan.contains(QRegularExpression("bench --arch 0.4b .*--batch 2048 .*--device cuda")));
     QVERIFY(!QFile::exists(dir.filePath("b")));
 
     // Bad arguments and a missing LibTorch: exit code 2 and a sentence saying what is wrong.

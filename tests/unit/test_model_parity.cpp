@@ -7,10 +7,12 @@
 #include "test_support.h"
 
 #include <ATen/ATen.h>
+#include <torch/version.h>
 #include <QtTest>
 
 #include <map>
 #include <string>
+#include <vector>
 
 using namespace sapiens;
 
@@ -84,6 +86,60 @@ class TestModelParity : public QObject {
           !withinTolerance(d, *parityTolerance(name)),
           qPrintable(QString("%1 with float32 RoPE still passes (max %2)").arg(name).arg(d.maxRelative)));
     }
+  }
+
+  // The RoPE tables at grid sizes the fixtures do not hold (1x1 .. 24x24), against the reference's own op
+  // sequence on bf16 tensors. That sequence means the reference's numbers only where the scalar 2*pi is
+  // rounded to bf16 before the multiply, as LibTorch 1.13's CPU kernels (and the fixtures) do; LibTorch
+  // 2.x keeps it in float, and the model's explicit rounding exists to give the fixtures' tables there too.
+  void ropeTablesMatchTheReferenceOpSequenceAtEveryGridSize() {
+#if TORCH_VERSION_MAJOR >= 2
+    QSKIP("the bf16 op sequence is the reference's only on LibTorch 1.13 (fixtures and GPU check cover 2.x)");
+#endif
+    const std::string dir = test::fixture("golden/backbone");
+    const Model model = Model::load(dir + "/model.safetensors");
+    const at::Tensor periods = readTensors(dir + "/io.safetensors").at("rope_periods").to(at::kBFloat16);
+    ForwardOptions options;
+    options.intermediates = true;
+    int sizes = 0;
+    for (int64_t h = 1; h <= 24; h += 1) {
+      for (int64_t w : {1, 2, 7, 13, 24}) {
+        const at::Tensor input = at::zeros({1, 3, 16 * h, 16 * w});
+        const ModelOutputs outputs = model.forward(input, options);
+        const auto axis = [](int64_t n) {
+          return at::arange(0.5, static_cast<double>(n), 1.0, at::TensorOptions().dtype(at::kBFloat16))
+              .div(n);
+        };
+        const std::vector<at::Tensor> grid = at::meshgrid({axis(h), axis(w)}, "ij");
+        const at::Tensor coords = at::stack({grid[0], grid[1]}, -1).flatten(0, 1).mul(2.0).sub(1.0);
+        const at::Tensor angles = at::tile(
+            coords.unsqueeze(-1).mul(6.283185307179586).div(periods.view({1, 1, -1})).flatten(1, 2), {2});
+        QVERIFY2(at::equal(outputs.get("rope_sin").to(at::kFloat), at::sin(angles).to(at::kFloat)),
+                 qPrintable(QString("sin table differs at grid %1x%2").arg(h).arg(w)));
+        QVERIFY2(at::equal(outputs.get("rope_cos").to(at::kFloat), at::cos(angles).to(at::kFloat)),
+                 qPrintable(QString("cos table differs at grid %1x%2").arg(h).arg(w)));
+        ++sizes;
+      }
+    }
+    QCOMPARE(sizes, 120);
+  }
+
+  // The tables are cached per size: going back to a size gives the same numbers, and tables first made
+  // under inference mode also serve a pass that records autograd (fine-tuning after a preview).
+  void cachedRopeTablesServeEverySizeAndAutograd() {
+    const std::string dir = test::fixture("golden/pose");
+    const Model model = Model::load(dir + "/model.safetensors");
+    const at::Tensor input = readTensors(dir + "/io.safetensors").at("input");
+    const at::Tensor first = model.forward(input).get("pose_heatmaps").clone();
+    const at::Tensor other = at::rand({1, 3, input.size(2) * 2, input.size(3)});
+    QCOMPARE(model.forward(other).get("pose_heatmaps").size(2), first.size(2) * 2);
+    QVERIFY(at::equal(model.forward(input).get("pose_heatmaps"), first));
+
+    ForwardOptions recording;
+    recording.inferenceMode = false;
+    const at::Tensor withAutograd = model.forward(input, recording).get("pose_heatmaps");
+    QVERIFY(!withAutograd.is_inference());
+    QVERIFY(at::allclose(withAutograd, first));
   }
 
   // The pointmap scale branch flattens per sample: a batch of two gives what each image gives alone.

@@ -15,7 +15,8 @@ struct RopeTables {
   at::Tensor cos;
 };
 
-/// `periods`: the bf16 buffer (headDim / 4 entries) on the compute device.
+/// `periods`: the bf16 buffer (headDim / 4 entries) on the compute device. Computed on the CPU on
+/// every device (bit-identical tables everywhere) and returned on the device of `periods`.
 RopeTables ropeTables(const at::Tensor& periods, std::int64_t gridH, std::int64_t gridW,
                       RopePrecision precision);
 

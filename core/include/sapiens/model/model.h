@@ -79,7 +79,8 @@ class Model {
   const std::map<std::string, at::Tensor>& parameters() const { return parameters_; }
 
   /// `input`: (B, 3, H, W) normalised RGB, H and W multiples of architecture().backbone.inputMultiple().
-  /// Moved to the model's device and dtype. Throws ModelRunError for an unusable shape.
+  /// Moved to the model's device and dtype. Throws ModelRunError for an unusable shape, and for an input
+  /// the device has no memory for (naming the batch and size); the model stays usable after either.
   ModelOutputs forward(const at::Tensor& input, const ForwardOptions& options = {}) const;
 
   // Fine-tuning the head on precomputed backbone features.
@@ -106,6 +107,7 @@ class Model {
  private:
   Model(Architecture arch, std::map<std::string, at::Tensor> parameters, c10::Device device,
         c10::ScalarType dtype, std::string source);
+  ModelOutputs forwardChecked(const at::Tensor& input, const ForwardOptions& options) const;
 
   Architecture arch_;
   std::map<std::string, at::Tensor> parameters_;
