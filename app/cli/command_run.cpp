@@ -181,6 +181,7 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   options.selection = parseFrameRange(a.frames, a.every, a.maxFrames);
   options.batchSize = batch.batchSize;
   options.smooth = a.smooth;
+  options.shard = batch.shard;
   options.keypointThreshold = batch.keypointThreshold;
   options.personBoxes = batch.personBoxes;
   options.plyEncoding = batch.plyEncoding;
@@ -245,9 +246,12 @@ int runRun(const RunArgs& a) {
 
   std::signal(SIGINT, [](int) { interrupted = true; });
   if (!a.camera.empty() || isVideoInput(a.inputs)) {
-    if (options.shard)
+    if (options.shard && !a.camera.empty())
+      throw CLI::ValidationError("--shard", "a camera cannot be split into shards");
+    if (options.shard && a.smooth)
       throw CLI::ValidationError("--shard",
-                                 "splits pictures; to split one video, give each job --frames START:END");
+                                 "cannot be combined with --smooth (each shard would smooth without "
+                                 "the frames before its first)");
     return runVideoCommand(a, options);
   }
   if (!a.frames.empty() || !a.videoOut.empty() || a.smooth || a.every != 1 || a.maxFrames >= 0)
@@ -314,7 +318,9 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
       ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
       ->capture_default_str();
   sub->add_option("--shard", a->shard,
-                  "Only part K of N of the sorted pictures (1-based; then `sapiens-cli merge OUTPUT`)");
+                  "Only part K of N of the sorted pictures, or of one video's selected frames (1-based; then "
+                  "`sapiens-cli "
+                  "merge OUTPUT`)");
   sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")
       ->capture_default_str();
   sub->add_option("--bbox", a->boxes, "Person box x1,y1,x2,y2 for pose (repeatable)");

@@ -1,9 +1,11 @@
 #!/bin/bash
 # One sapiens-cli run spread over a Slurm job array: task i of N takes the i-th contiguous part of the
-# sorted pictures and writes results.shard-i-of-N.json into the shared output folder. When every task has
-# finished, join the manifests:  sapiens-cli merge "$OUTPUT"
+# sorted pictures (or, when INPUT is one video file, of its frames) and writes results.shard-i-of-N.json
+# into the shared output folder. When every task has finished, join the manifests (and for a video its
+# annotated video and keypoints):  sapiens-cli merge "$OUTPUT"
 #
 #   INPUT=/shared/frames OUTPUT=/shared/results sbatch --array=0-15 packaging/cluster/slurm-array.sh
+#   INPUT=/shared/match.mp4 OUTPUT=/shared/match sbatch --array=0-15 packaging/cluster/slurm-array.sh
 #
 #SBATCH --job-name=sapiens2
 #SBATCH --cpus-per-task=8

@@ -132,6 +132,83 @@ class CliVideoTest : public QObject {
     QVERIFY(manifest.contains("error"));
   }
 
+  // --shard K/N on one video: N jobs take consecutive frame ranges of the selection; merge joins their
+  // manifests, annotated videos (packets copied) and keypoints into what one run writes.
+  void aVideoSplitIntoShardsMergesIntoTheSingleRun() {
+    QTemporaryDir dir;
+    const QString video = writeVideo(dir, 14);
+    const QStringList common = QStringList{"run", video,          "--task", "seg,pose", "--device",
+                                           "cpu", "--input-size", "64x48",  "--frames", "1:14"} +
+                               model("seg") + model("pose");
+    const QString single = dir.path() + "/single", sharded = dir.path() + "/sharded";
+    auto r = runCli(common + QStringList{"--output", single});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+
+    int nextFirst = 1;
+    for (int k = 1; k <= 3; ++k) {
+      r = runCli(common + QStringList{"--output", sharded, "--shard", QString("%1/3").arg(k)});
+      QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+      const QJsonObject part = readJson(QString("%1/results.shard-%2-of-3.json").arg(sharded).arg(k));
+      const QJsonObject shard = part["shard"].toObject();
+      QCOMPARE(shard["frames_total"].toInt(), 13);
+      QCOMPARE(shard["first_frame"].toInt(), nextFirst);  // consecutive, no gap, no overlap
+      nextFirst = shard["end_frame"].toInt();
+      QCOMPARE(part["frames"].toObject()["processed"].toInt(),
+               shard["end_frame"].toInt() - shard["first_frame"].toInt());
+      QVERIFY(QFile::exists(QString("%1/clip.shard-%2-of-3.annotated.mp4").arg(sharded).arg(k)));
+    }
+    QCOMPARE(nextFirst, 14);
+    QVERIFY(!QFile::exists(sharded + "/results.json"));
+
+    r = runCli({"merge", sharded});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("13 frame(s)"), qPrintable(r.out));
+    const QJsonObject merged = readJson(sharded + "/results.json");
+    QCOMPARE(merged["frames"].toObject()["processed"].toInt(), 13);
+    QCOMPARE(merged["merged_shards"].toInt(), 3);
+
+    // Keypoints: the single run's frames, in order, with the same numbers.
+    const QJsonArray singleFrames = readJson(single + "/clip.pose.json")["frames"].toArray();
+    const QJsonArray mergedFrames = readJson(sharded + "/clip.pose.json")["frames"].toArray();
+    QCOMPARE(mergedFrames.size(), 13);
+    QCOMPARE(mergedFrames, singleFrames);
+    // Masks: the same files.
+    for (int i = 1; i < 14; ++i) {
+      const QString name = QString("/clip_frames/%1.seg.png").arg(i, 6, 10, QChar('0'));
+      const cv::Mat a = cv::imread((single + name).toStdString(), cv::IMREAD_UNCHANGED);
+      const cv::Mat b = cv::imread((sharded + name).toStdString(), cv::IMREAD_UNCHANGED);
+      QVERIFY2(!a.empty() && !b.empty() && cv::countNonZero(a != b) == 0, qPrintable(name));
+    }
+    // The joined video: every frame, at the single run's times.
+    const auto times = [](const QString& path) {
+      sapiens::VideoFileSource source(path.toStdString());
+      std::vector<double> t;
+      while (auto frame = source.next()) t.push_back(frame->timestampSeconds);
+      return t;
+    };
+    const std::vector<double> singleTimes = times(single + "/clip.annotated.mp4");
+    const std::vector<double> mergedTimes = times(sharded + "/clip.annotated.mp4");
+    QCOMPARE(mergedTimes.size(), std::size_t{13});
+    QCOMPARE(mergedTimes.size(), singleTimes.size());
+    for (std::size_t i = 0; i < mergedTimes.size(); ++i)
+      QVERIFY2(std::abs(mergedTimes[i] - singleTimes[i]) < 1e-6, qPrintable(QString::number(i)));
+
+    // A shard run again over another range no longer follows its neighbour: merge refuses, naming it.
+    r = runCli(QStringList{"run", video, "--task", "seg,pose", "--device", "cpu", "--input-size", "64x48",
+                           "--frames", "0:14", "--output", sharded, "--shard", "2/3"} +
+               model("seg") + model("pose"));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    r = runCli({"merge", sharded});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("shard 2 starts at frame 4") && r.err.contains("ends at frame 5"),
+             qPrintable(r.err));
+
+    // Smoothing and cameras cannot be split.
+    r = runCli(common + QStringList{"--output", sharded, "--shard", "1/2", "--smooth"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--smooth"), qPrintable(r.err));
+  }
+
   void videoOptionsAreChecked() {
     QTemporaryDir dir;
     auto r = runCli({"run", resource("samples/astronaut.png").c_str(), "--task", "seg", "--output",

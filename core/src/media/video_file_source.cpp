@@ -95,6 +95,12 @@ struct VideoFileSource::State {
   bool decodeOne(std::int64_t& pts) {
     for (;;) {
       int result = avcodec_receive_frame(decoder.get(), decoded.get());
+      if (result == 0 && ((decoded->flags & AV_FRAME_FLAG_CORRUPT) || decoded->decode_error_flags != 0)) {
+        // The decoder patched over damaged data (e.g. repeated a block of the previous picture): the
+        // picture is not what the file holds, and the ones that refer to it would not be either.
+        av_frame_unref(decoded.get());
+        throw MediaError(path, "corrupt data at frame " + std::to_string(nextIndex));
+      }
       if (result == 0) {
         pts = decoded->best_effort_timestamp;
         if (pts == AV_NOPTS_VALUE) pts = lastPts == AV_NOPTS_VALUE ? startPts : lastPts + frameTicks;

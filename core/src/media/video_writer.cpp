@@ -1,6 +1,7 @@
 #include "sapiens/media/video_writer.h"
 
 #include "media/ffmpeg_handles.h"
+#include "media/file_placement.h"
 #include "sapiens/common/log.h"
 
 extern "C" {
@@ -9,11 +10,7 @@ extern "C" {
 
 #include <opencv2/core.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -22,31 +19,6 @@ extern "C" {
 namespace sapiens {
 
 using namespace media_detail;
-
-namespace {
-
-namespace fs = std::filesystem;
-
-// A unique empty file beside `path`, hidden, so that a rename never crosses file systems.
-std::string createTemporaryBeside(const std::string& path) {
-  const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string pattern = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(pattern.data());
-  if (fd < 0)
-    throw MediaError(path, std::string("cannot create a file in its folder: ") + std::strerror(errno));
-  ::close(fd);
-  return pattern;
-}
-
-void syncPath(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
-}  // namespace
 
 struct VideoWriter::State {
   std::string path;
@@ -87,7 +59,7 @@ struct VideoWriter::State {
     muxer.reset();
     if (!tempPath.empty()) {
       std::error_code ec;
-      fs::remove(tempPath, ec);
+      std::filesystem::remove(tempPath, ec);
     }
   }
 };
@@ -154,6 +126,9 @@ VideoWriter::VideoWriter(const std::string& path, const VideoWriterOptions& opti
     e.color_primaries = AVCOL_PRI_BT709;
     e.color_trc = AVCOL_TRC_BT709;
     e.thread_count = 0;
+    // No B-frames: decoding order is presentation order, so the videos of consecutive frame ranges (the
+    // shards of one long video) join into one by copying their packets (concatenateVideos).
+    e.max_b_frames = 0;
     if (s.muxer->oformat->flags & AVFMT_GLOBALHEADER) e.flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     AVDictionary* settings = nullptr;
     if (s.encoderName == "libx264") {
@@ -164,7 +139,6 @@ VideoWriter::VideoWriter(const std::string& path, const VideoWriterOptions& opti
       const double q = std::clamp(3.0 * std::pow(2.0, (options.quality - 20) / 6.0), 1.0, 31.0);
       e.flags |= AV_CODEC_FLAG_QSCALE;
       e.global_quality = static_cast<int>(std::lround(FF_QP2LAMBDA * q));
-      e.max_b_frames = 0;
     }
     result = avcodec_open2(s.encoder.get(), codec, &settings);
     av_dict_free(&settings);
@@ -261,12 +235,7 @@ void VideoWriter::finish() {
     if (pending < 0) throw s.error("cannot write", pending);
     if (result < 0) throw s.error("cannot close", result);
   }
-  syncPath(s.tempPath, O_RDONLY);
-  std::error_code ec;
-  fs::rename(s.tempPath, s.path, ec);
-  if (ec) throw MediaError(s.path, "cannot rename the finished file into place: " + ec.message());
-  const fs::path folder = fs::path(s.path).has_parent_path() ? fs::path(s.path).parent_path() : fs::path(".");
-  syncPath(folder.string(), O_RDONLY | O_DIRECTORY);
+  placeFinishedFile(s.tempPath, s.path);
   s.finished = true;
   s.tempPath.clear();
   logger().info("{}: {} frames written with {}", s.path, s.written, s.encoderName);

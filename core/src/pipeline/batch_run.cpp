@@ -72,19 +72,6 @@ std::vector<PlannedInput> planInputs(const std::vector<std::string>& inputs, con
 
 }  // namespace
 
-std::pair<std::size_t, std::size_t> shardRange(const Shard& shard, std::size_t total) {
-  if (shard.count == 0 || shard.index >= shard.count)
-    throw std::invalid_argument("shard " + std::to_string(shard.index + 1) + " of " +
-                                std::to_string(shard.count));
-  return {total * shard.index / shard.count, total * (shard.index + 1) / shard.count};
-}
-
-std::string manifestNameFor(const std::optional<Shard>& shard) {
-  if (!shard) return "results.json";
-  return "results.shard-" + std::to_string(shard->index + 1) + "-of-" + std::to_string(shard->count) +
-         ".json";
-}
-
 std::size_t BatchSummary::failedCount() const {
   return static_cast<std::size_t>(std::count_if(inputs.begin(), inputs.end(), [](auto& i) { return !i.ok; }));
 }

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 
 namespace sapiens {
 namespace fs = std::filesystem;
@@ -29,8 +30,36 @@ std::int64_t selectedFrameCount(const FrameSelection& s, std::int64_t frameCount
   return n;
 }
 
+FrameSelection shardSelection(const FrameSelection& s, std::int64_t frameCount, const Shard& shard) {
+  const std::int64_t total = std::max<std::int64_t>(0, selectedFrameCount(s, frameCount));
+  const auto [begin, end] = shardRange(shard, static_cast<std::size_t>(total));
+  FrameSelection part = s;
+  part.first = s.first + static_cast<std::int64_t>(begin) * s.every;
+  part.maxFrames = -1;
+  // The last part runs to the selection's own end, so that a frame count the container only estimated
+  // (from its duration) cannot leave frames out.
+  const bool last = shard.index + 1 == shard.count;
+  part.end = last && s.maxFrames < 0 ? s.end : s.first + static_cast<std::int64_t>(end) * s.every;
+  return part;
+}
+
+namespace {
+
+// "out.mp4" -> "out.shard-2-of-4.mp4"
+std::string withShardSuffix(const std::string& path, const std::optional<Shard>& shard) {
+  if (!shard) return path;
+  const fs::path p(path);
+  return (p.parent_path() / (p.stem().string() + shardSuffix(shard) + p.extension().string())).string();
+}
+
+}  // namespace
+
 VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks& callbacks) {
   VideoRunSummary summary;
+  if (options.shard && options.smooth)
+    throw std::invalid_argument(
+        "temporal smoothing cannot be split into shards: each shard would smooth "
+        "without the frames before its first");
   std::error_code ec;
   fs::create_directories(options.outputDir, ec);
   if (ec || !fs::is_directory(options.outputDir))
@@ -52,6 +81,27 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   for (const LoadedTaskModel& m : loaded.models) pipeline.models.push_back({&m.model, m.inputSize});
   pipeline.personBoxes = options.personBoxes;
   pipeline.selection = options.selection;
+  nlohmann::json shardEntry;
+  if (options.shard) {
+    if (info.live) throw std::invalid_argument(options.input + ": a camera cannot be split into shards");
+    if (info.frameCount <= 0)
+      throw std::invalid_argument(
+          options.input +
+          ": its frame count is unknown, so it cannot be split into shards; give each "
+          "job a frame range (--frames START:END) instead");
+    pipeline.selection = shardSelection(options.selection, info.frameCount, *options.shard);
+    const std::int64_t end =
+        pipeline.selection.end >= 0 ? std::min(pipeline.selection.end, info.frameCount) : info.frameCount;
+    shardEntry = {{"index", options.shard->index + 1},
+                  {"count", options.shard->count},
+                  {"frames_total", selectedFrameCount(options.selection, info.frameCount)},
+                  {"first_frame", pipeline.selection.first},
+                  {"end_frame", std::max(end, pipeline.selection.first)},
+                  {"every", pipeline.selection.every}};
+    logger().info("shard {} of {}: frames {} to {} (every {})", options.shard->index + 1,
+                  options.shard->count, pipeline.selection.first, std::max(end, pipeline.selection.first) - 1,
+                  pipeline.selection.every);
+  }
   pipeline.batchSize = options.batchSize;
   if (options.smooth) pipeline.smoothing = SmoothingOptions{};
 
@@ -63,8 +113,9 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
                                   [](const LoadedTaskModel& m) { return m.task == Task::Pose; });
 
   std::unique_ptr<VideoWriter> writer;
-  const std::string videoPath =
-      options.videoOut.empty() ? stem.string() + ".annotated.mp4" : options.videoOut;
+  const std::string videoPath = options.videoOut.empty()
+                                    ? stem.string() + shardSuffix(options.shard) + ".annotated.mp4"
+                                    : withShardSuffix(options.videoOut, options.shard);
   std::optional<DepthRange> depthRange;  // one colour scale for the whole video: it only widens
   FrameExportOptions frameExport;
   frameExport.overlays = false;
@@ -74,7 +125,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
 
   FramePipelineCallbacks pipelineCallbacks;
   pipelineCallbacks.isCancelled = callbacks.isCancelled;
-  const std::int64_t expected = selectedFrameCount(options.selection, info.live ? -1 : info.frameCount);
+  const std::int64_t expected = selectedFrameCount(pipeline.selection, info.live ? -1 : info.frameCount);
   pipelineCallbacks.onProgress = [&](const FramePipelineStats& stats) {
     if (callbacks.onProgress) callbacks.onProgress({stats, expected});
   };
@@ -127,7 +178,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
     }
   }
   if (posing) {
-    summary.keypointsJson = stem.string() + ".pose.json";
+    summary.keypointsJson = stem.string() + shardSuffix(options.shard) + ".pose.json";
     writeKeypointsJson(summary.keypointsJson, keypoints);
   }
 
@@ -153,9 +204,10 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
                          {"keypoints", summary.keypointsJson},
                          {"frames_folder", options.perFrameFiles ? framesDir.string() : ""}};
   manifest["smoothing"] = options.smooth;
+  if (options.shard) manifest["shard"] = shardEntry;
   manifest["cancelled"] = s.cancelled;
   if (!s.error.empty()) manifest["error"] = {{"stage", s.failedStage}, {"message", s.error}};
-  summary.manifestPath = (fs::path(options.outputDir) / "results.json").string();
+  summary.manifestPath = (fs::path(options.outputDir) / manifestNameFor(options.shard)).string();
   writeFileAtomically(summary.manifestPath, manifest.dump(2) + "\n");
   return summary;
 }

@@ -7,6 +7,7 @@
 #include "sapiens/model/task.h"
 #include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/preprocess.h"
+#include "sapiens/pipeline/shard.h"
 #include "sapiens/pipeline/task_models.h"
 
 #include <cstddef>
@@ -18,12 +19,6 @@
 #include <vector>
 
 namespace sapiens {
-
-/// Part `index` (0-based) of `count` equal parts of a run, for spreading one job over many machines.
-struct Shard {
-  std::size_t index = 0;
-  std::size_t count = 1;
-};
 
 struct BatchRunOptions {
   std::vector<std::string> inputs;  ///< image files and folders (searched recursively, sorted)
@@ -92,13 +87,6 @@ std::string analyzeTask(const class Model& model, const cv::Mat& bgr, FrameResul
 std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::vector<cv::Mat>& images,
                                           const std::vector<FrameResult*>& frames, InputSize inputSize,
                                           const std::vector<BoundingBox>& userBoxes = {});
-
-/// The pictures [first, second) of `total` that `shard` takes: contiguous, sizes differing by at most one,
-/// the same on every machine. Throws std::invalid_argument for index >= count or count 0.
-std::pair<std::size_t, std::size_t> shardRange(const Shard& shard, std::size_t total);
-
-/// "results.json", or "results.shard-K-of-N.json" (K 1-based) for a shard; `sapiens-cli merge` joins those.
-std::string manifestNameFor(const std::optional<Shard>& shard);
 
 /// The models `options` asks for, as loadTaskModels takes them (the video run takes the same).
 TaskModelRequest taskModelRequest(const BatchRunOptions& options);

@@ -7,9 +7,11 @@
 
 #include "sapiens/export/ply.h"
 #include "sapiens/pipeline/frame_pipeline.h"
+#include "sapiens/pipeline/shard.h"
 #include "sapiens/pipeline/task_models.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ struct VideoRunOptions {
   bool annotatedVideo = true;
   bool perFrameFiles = true;  ///< masks, maps and PLYs per frame in STEM_frames/
   FrameSelection selection;
+  /// Only this contiguous part of the selected frames (files only). Its outputs carry ".shard-K-of-N" in
+  /// their names (the per-frame files do not need to), its manifest is results.shard-K-of-N.json.
+  std::optional<Shard> shard;
   std::size_t batchSize = 1;
   bool smooth = false;
   float keypointThreshold = 0.3f;
@@ -56,5 +61,8 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
 
 /// Frames the selection keeps out of `frameCount` (-1 when unknown).
 std::int64_t selectedFrameCount(const FrameSelection& selection, std::int64_t frameCount);
+
+/// The selection of `shard`'s part of the frames `selection` keeps out of `frameCount` (known).
+FrameSelection shardSelection(const FrameSelection& selection, std::int64_t frameCount, const Shard& shard);
 
 }  // namespace sapiens
