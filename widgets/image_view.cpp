@@ -94,9 +94,9 @@ ImageView::~ImageView() {
 void ImageView::releaseGl() {
   if (!program_ || !context()) return;
   makeCurrent();
-  for (unsigned int* texture : {&texture_, &maskTexture_, &paletteTexture_, &colorMapTexture_}) {
-    if (*texture != 0) glDeleteTextures(1, texture);
-    *texture = 0;
+  for (GlTexture* texture : {&texture_, &maskTexture_, &paletteTexture_, &colorMapTexture_}) {
+    if (texture->id != 0) glDeleteTextures(1, &texture->id);
+    *texture = GlTexture{};
   }
   vertexArray_.reset();
   program_.reset();
@@ -356,11 +356,23 @@ void ImageView::resizeGL(int, int) {
   if (fitToView_) fitToView();
 }
 
-void ImageView::uploadTexture() {
-  if (texture_ == 0) glGenTextures(1, &texture_);
-  glActiveTexture(GL_TEXTURE0 + kImageUnit);
-  glBindTexture(GL_TEXTURE_2D, texture_);
+void ImageView::uploadPixels(GlTexture& texture, int unit, unsigned int internalFormat, int width, int height,
+                             unsigned int format, unsigned int type, const void* pixels) {
+  if (texture.id == 0) glGenTextures(1, &texture.id);
+  glActiveTexture(GL_TEXTURE0 + unit);
+  glBindTexture(GL_TEXTURE_2D, texture.id);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  if (texture.width == width && texture.height == height && texture.internalFormat == internalFormat) {
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, format, type, pixels);
+    return;
+  }
+  glTexImage2D(GL_TEXTURE_2D, 0, GLint(internalFormat), width, height, 0, format, type, pixels);
+  texture.width = width;
+  texture.height = height;
+  texture.internalFormat = internalFormat;
+}
 
+void ImageView::uploadTexture() {
   GLint maxSize = 0;
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxSize);
   cv::Mat pixels = image_;
@@ -371,21 +383,34 @@ void ImageView::uploadTexture() {
     logger().info("image view: {}x{} exceeds the GL texture limit {}, drawing it at {}x{}", image_.cols,
                   image_.rows, maxSize, pixels.cols, pixels.rows);
   }
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, pixels.cols, pixels.rows, 0, GL_BGR, GL_UNSIGNED_BYTE, pixels.data);
-  glGenerateMipmap(GL_TEXTURE_2D);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  const bool reallocated = texture_.width != pixels.cols || texture_.height != pixels.rows;
+  uploadPixels(texture_, kImageUnit, GL_RGB8, pixels.cols, pixels.rows, GL_BGR, GL_UNSIGNED_BYTE,
+               pixels.data);
+  if (reallocated) {
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    // New storage has only level 0; the old levels of a same-size texture must not be sampled either.
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+  }
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  mipmapsStale_ = true;
   textureStale_ = false;
 }
 
+// Mipmaps only matter when the picture is drawn smaller than 1:1, and making them is the costliest part
+// of showing a new picture on a software renderer; at 1:1 and above each frame skips them.
+void ImageView::updateMipmaps() {
+  if (!mipmapsStale_ || zoom_ * devicePixelRatioF() >= 1.0 || texture_.id == 0) return;
+  glActiveTexture(GL_TEXTURE0 + kImageUnit);
+  glBindTexture(GL_TEXTURE_2D, texture_.id);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 1000);
+  glGenerateMipmap(GL_TEXTURE_2D);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+  mipmapsStale_ = false;
+}
+
 void ImageView::uploadLayers() {
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  auto prepare = [this](unsigned int& texture, int unit, GLint filter) {
-    if (texture == 0) glGenTextures(1, &texture);
-    glActiveTexture(GL_TEXTURE0 + unit);
-    glBindTexture(GL_TEXTURE_2D, texture);
+  auto filtering = [this](GLint filter) {  // of the texture uploadPixels left bound
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
@@ -393,9 +418,9 @@ void ImageView::uploadLayers() {
   };
   if (maskStale_ && !mask_.empty()) {
     // Integer textures cannot be filtered: class indices stay exact.
-    prepare(maskTexture_, kMaskUnit, GL_NEAREST);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, mask_.cols, mask_.rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
+    uploadPixels(maskTexture_, kMaskUnit, GL_R8UI, mask_.cols, mask_.rows, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
                  mask_.data);
+    filtering(GL_NEAREST);
   }
   maskStale_ = false;
   if (paletteStale_) {
@@ -406,14 +431,14 @@ void ImageView::uploadLayers() {
       rgba[i * 4 + 2] = static_cast<unsigned char>(palette_[i].blue());
       rgba[i * 4 + 3] = static_cast<unsigned char>(palette_[i].alpha());
     }
-    prepare(paletteTexture_, kPaletteUnit, GL_NEAREST);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    uploadPixels(paletteTexture_, kPaletteUnit, GL_RGBA8, 256, 1, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    filtering(GL_NEAREST);
     paletteStale_ = false;
   }
   if (colorMapStale_ && !colorMap_.empty()) {
-    prepare(colorMapTexture_, kColorMapUnit, GL_LINEAR);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, colorMap_.cols, colorMap_.rows, 0, GL_BGRA, GL_UNSIGNED_BYTE,
-                 colorMap_.data);
+    uploadPixels(colorMapTexture_, kColorMapUnit, GL_RGBA8, colorMap_.cols, colorMap_.rows, GL_BGRA,
+                 GL_UNSIGNED_BYTE, colorMap_.data);
+    filtering(GL_LINEAR);
   }
   colorMapStale_ = false;
 }
@@ -530,28 +555,29 @@ void ImageView::paintGL() {
   }
   if (!program_) return;
   if (textureStale_) uploadTexture();
+  updateMipmaps();
   uploadLayers();
 
   program_->bind();
   program_->setUniformValue("uImageSize", QVector2D(image_.cols, image_.rows));
   glActiveTexture(GL_TEXTURE0 + kImageUnit);
-  glBindTexture(GL_TEXTURE_2D, texture_);
+  glBindTexture(GL_TEXTURE_2D, texture_.id);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, zoom_ >= kNearestFilterZoom ? GL_NEAREST : GL_LINEAR);
-  const bool maskOn = maskVisible_ && !mask_.empty() && maskTexture_ != 0 && paletteTexture_ != 0;
-  const bool colorMapOn = colorMapVisible_ && !colorMap_.empty() && colorMapTexture_ != 0;
+  const bool maskOn = maskVisible_ && !mask_.empty() && maskTexture_.id != 0 && paletteTexture_.id != 0;
+  const bool colorMapOn = colorMapVisible_ && !colorMap_.empty() && colorMapTexture_.id != 0;
   program_->setUniformValue("uMaskEnabled", maskOn ? 1 : 0);
   program_->setUniformValue("uMaskOpacity", GLfloat(maskOpacity_));
   program_->setUniformValue("uColorMapEnabled", colorMapOn ? 1 : 0);
   program_->setUniformValue("uColorMapOpacity", GLfloat(colorMapOpacity_));
   if (maskOn) {
     glActiveTexture(GL_TEXTURE0 + kMaskUnit);
-    glBindTexture(GL_TEXTURE_2D, maskTexture_);
+    glBindTexture(GL_TEXTURE_2D, maskTexture_.id);
     glActiveTexture(GL_TEXTURE0 + kPaletteUnit);
-    glBindTexture(GL_TEXTURE_2D, paletteTexture_);
+    glBindTexture(GL_TEXTURE_2D, paletteTexture_.id);
   }
   if (colorMapOn) {
     glActiveTexture(GL_TEXTURE0 + kColorMapUnit);
-    glBindTexture(GL_TEXTURE_2D, colorMapTexture_);
+    glBindTexture(GL_TEXTURE_2D, colorMapTexture_.id);
   }
   glActiveTexture(GL_TEXTURE0 + kImageUnit);
   vertexArray_->bind();

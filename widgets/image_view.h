@@ -182,10 +182,22 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   bool posesVisible_ = true;
   bool boxesVisible_ = true;
 
-  unsigned int texture_ = 0;
-  unsigned int maskTexture_ = 0;
-  unsigned int paletteTexture_ = 0;
-  unsigned int colorMapTexture_ = 0;
+  /// A texture name and the storage allocated for it: pictures of the same size (video frames, new
+  /// results) are written into the existing storage instead of allocating it again.
+  struct GlTexture {
+    unsigned int id = 0;
+    int width = 0;
+    int height = 0;
+    unsigned int internalFormat = 0;
+  };
+  void updateMipmaps();
+  void uploadPixels(GlTexture& texture, int unit, unsigned int internalFormat, int width, int height,
+                    unsigned int format, unsigned int type, const void* pixels);
+  GlTexture texture_;
+  bool mipmapsStale_ = false;  // made only when the picture is drawn smaller than 1:1
+  GlTexture maskTexture_;
+  GlTexture paletteTexture_;
+  GlTexture colorMapTexture_;
   std::unique_ptr<QOpenGLShaderProgram> program_;
   std::unique_ptr<QOpenGLVertexArrayObject> vertexArray_;
   QMetaObject::Connection contextDestroyed_;
