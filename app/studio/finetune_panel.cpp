@@ -243,6 +243,8 @@ QWidget* FineTunePanel::createLabelTab() {
   importMenu->addAction(tr("Official Seg Layout (images/ + masks/)..."), this,
                         &FineTunePanel::chooseImportSeg);
   importMenu->addAction(tr("COCO Keypoints..."), this, &FineTunePanel::chooseImportCoco);
+  importMenu->addAction(tr("Dense Targets (pictures + .npy/.exr)..."), this,
+                        &FineTunePanel::chooseImportDense);
   import->setMenu(importMenu);
   setRow->addWidget(newSet);
   setRow->addWidget(openSet);
@@ -399,8 +401,8 @@ QWidget* FineTunePanel::createLabelTab() {
   toolPages_->addWidget(posePage);
   // Page 3: dense tasks.
   auto* dense =
-      new QLabel(tr("Dense targets (normal, albedo, pointmap) are imported with the label set, not "
-                    "drawn; they can be trained on."));
+      new QLabel(tr("Dense targets (normal, albedo, pointmap) are imported, not drawn: Import > Dense "
+                    "Targets pairs each picture with an .npy or .exr of the same name."));
   dense->setWordWrap(true);
   toolPages_->addWidget(dense);
   sideLayout->addWidget(toolPages_, 2);
@@ -624,6 +626,15 @@ bool FineTunePanel::importCocoKeypoints(const QString& cocoPath, const QString& 
   return importLabels(tr("the COCO keypoints"), destination, [&] {
     return sapiens::importCocoKeypoints(utf8(cocoPath), utf8(imageFolder), utf8(destination));
   });
+}
+
+bool FineTunePanel::importDenseTargets(Task task, const QString& imageFolder, const QString& targetFolder,
+                                       const QString& destination) {
+  return importLabels(
+      tr("the %1 targets").arg(QString::fromUtf8(taskName(task).data(), qsizetype(taskName(task).size()))),
+      destination, [&] {
+        return sapiens::importDenseTargets(task, utf8(imageFolder), utf8(targetFolder), utf8(destination));
+      });
 }
 
 bool FineTunePanel::importLabels(const QString& what, const QString& destination,
@@ -1066,6 +1077,21 @@ void FineTunePanel::chooseImportCoco() {
   if (images.isEmpty()) return;
   const QString destination = QFileDialog::getExistingDirectory(this, tr("Folder for the New Label Set"));
   if (!destination.isEmpty()) importCocoKeypoints(coco, images, destination);
+}
+
+void FineTunePanel::chooseImportDense() {
+  bool chosen = false;
+  const QString task = QInputDialog::getItem(
+      this, tr("Import Dense Targets"), tr("Targets for:"),
+      {QStringLiteral("normal"), QStringLiteral("albedo"), QStringLiteral("pointmap")}, 0, false, &chosen);
+  if (!chosen) return;
+  const QString images = QFileDialog::getExistingDirectory(this, tr("Folder of the Pictures"));
+  if (images.isEmpty()) return;
+  const QString targets = QFileDialog::getExistingDirectory(
+      this, tr("Folder of the Targets (.npy or .exr, one per picture, same name)"), images);
+  if (targets.isEmpty()) return;
+  const QString destination = QFileDialog::getExistingDirectory(this, tr("Folder for the New Label Set"));
+  if (!destination.isEmpty()) importDenseTargets(*parseTask(utf8(task)), images, targets, destination);
 }
 
 void FineTunePanel::chooseBaseModel() {

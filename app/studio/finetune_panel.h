@@ -67,6 +67,8 @@ class FineTunePanel : public QWidget {
   bool openLabelSetFolder(const QString& folder);
   bool importOfficialSegLayout(const QString& source, const QString& destination);
   bool importCocoKeypoints(const QString& cocoPath, const QString& imageFolder, const QString& destination);
+  bool importDenseTargets(Task task, const QString& imageFolder, const QString& targetFolder,
+                          const QString& destination);
   /// Adds the picture on display as a new frame: labels from the displayed result when `fromPrediction`
   /// (and there is one for the set's task), else empty.
   bool addCurrentPicture(bool fromPrediction);
@@ -123,6 +125,7 @@ class FineTunePanel : public QWidget {
   void chooseOpenLabelSet();
   void chooseImportSeg();
   void chooseImportCoco();
+  void chooseImportDense();
   void chooseBaseModel();
   void chooseSaveModel();
   QString frameNameFor(const QString& path) const;

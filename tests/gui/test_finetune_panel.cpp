@@ -12,6 +12,7 @@
 #include "test_support.h"
 
 #include "sapiens/common/log.h"
+#include "sapiens/export/npy.h"
 #include "sapiens/finetune/finetuned_model_file.h"
 #include "sapiens/finetune/frame_labels.h"
 
@@ -20,6 +21,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
@@ -233,6 +235,37 @@ class TestFinetunePanel : public QObject {
 
   // Keypoints on the panel alone: place (visible, Shift: hidden), drag, delete, undo, group filters, and
   // the autosaved keypoints file.
+  // Import > Dense Targets: pictures paired with .npy targets by name become a normal label set; a target
+  // of the wrong size is reported in the panel and the panel keeps its label set.
+  void denseTargetsAreImportedAndABadOneIsReported() {
+    QTemporaryDir dir;
+    const QString images = dir.filePath(QStringLiteral("pictures")),
+                  targets = dir.filePath(QStringLiteral("t"));
+    QVERIFY(QDir().mkpath(images) && QDir().mkpath(targets));
+    const cv::Mat picture = cv::imread(sapiens::test::resource("samples/astronaut.png"), cv::IMREAD_COLOR);
+    for (const char* name : {"a", "b"}) {
+      QVERIFY(cv::imwrite(QDir(images).filePath(QString(name) + ".png").toStdString(), picture));
+      sapiens::writeNpy(QDir(targets).filePath(QString(name) + ".npy").toStdString(),
+                        cv::Mat(picture.size(), CV_32FC3, cv::Scalar(0, 0, -1)));
+    }
+    FineTunePanel panel;
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY2(
+        panel.importDenseTargets(sapiens::Task::Normal, images, targets, dir.filePath(QStringLiteral("set"))),
+        qPrintable(panel.message()));
+    QVERIFY(panel.labelSet() && panel.labelSet()->task == sapiens::Task::Normal);
+    QCOMPARE(panel.labelSet()->frames.size(), std::size_t{2});
+    QCOMPARE(sapiens::readFrameLabels(*panel.labelSet(), 1).target.size(), picture.size());
+
+    sapiens::writeNpy(QDir(targets).filePath(QStringLiteral("b.npy")).toStdString(),
+                      cv::Mat(4, 4, CV_32FC3, cv::Scalar(0, 0, -1)));
+    QVERIFY(!panel.importDenseTargets(sapiens::Task::Normal, images, targets,
+                                      dir.filePath(QStringLiteral("set2"))));
+    QVERIFY2(panel.message().contains(QStringLiteral("b.npy")), qPrintable(panel.message()));
+    QCOMPARE(panel.labelSet()->frames.size(), std::size_t{2});
+  }
+
   void keypointsPlaceDragDeleteAndFilter() {
     QTemporaryDir dir;
     FineTunePanel panel;

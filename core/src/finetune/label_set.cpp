@@ -5,6 +5,7 @@
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/export/export_error.h"
 #include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/npy.h"
 #include "sapiens/export/seg_classes.h"
 #include "sapiens/finetune/frame_labels.h"
 #include "sapiens/media/image_io.h"
@@ -12,6 +13,8 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -224,6 +227,104 @@ LabelSet importOfficialSegLayout(const std::string& sourceFolder, const std::str
     copyFile(source.resolve(frame.mask), labels.resolve(frame.mask));
     labels.frames.push_back(frame);
   }
+  saveLabelSet(labels);
+  return labels;
+}
+
+namespace {
+
+cv::Mat readDenseTargetFile(const fs::path& path) {
+  cv::Mat target;
+  const std::string extension = path.extension().string();
+  if (extension == ".npy") {
+    try {
+      target = npyToMat(readNpy(path.string()));
+    } catch (const ExportError& error) {
+      throw LabelSetError(path.string(), error.what() + error.path().size() + 2);
+    }
+  } else {
+    try {
+      target = cv::imread(path.string(), cv::IMREAD_UNCHANGED);
+    } catch (const cv::Exception& error) {
+      throw LabelSetError(path.string(), "OpenCV cannot read it: " + error.msg);
+    }
+    if (target.empty())
+      throw LabelSetError(path.string(),
+                          "cannot be read as OpenEXR (this OpenCV may have it switched off: "
+                          "OPENCV_IO_ENABLE_OPENEXR=1), or the file is damaged");
+    if (target.channels() == 3) cv::cvtColor(target, target, cv::COLOR_BGR2RGB);  // OpenCV reads B, G, R
+  }
+  if (target.dims != 2 || target.channels() != 3 || target.depth() != CV_32F) {
+    throw LabelSetError(path.string(),
+                        fmt::format("a dense target must be a float32 (H, W, 3) array, this one has {} "
+                                    "channel(s) of type {}",
+                                    target.channels(), cv::typeToString(CV_MAT_DEPTH(target.type()))));
+  }
+  return target;
+}
+
+}  // namespace
+
+LabelSet importDenseTargets(Task task, const std::string& imageFolder, const std::string& targetFolder,
+                            const std::string& destination) {
+  if (task != Task::Normal && task != Task::Albedo && task != Task::Pointmap)
+    throw LabelSetError(targetFolder, fmt::format("dense targets are for normal, albedo or pointmap, not {}",
+                                                  taskName(task)));
+  std::map<std::string, fs::path> targetsByStem;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(targetFolder, ec)) {
+    const std::string extension = entry.path().extension().string();
+    if (entry.is_regular_file() && (extension == ".npy" || extension == ".exr"))
+      targetsByStem.emplace(entry.path().stem().string(), entry.path());
+  }
+  if (ec) throw LabelSetError(targetFolder, "cannot list the folder: " + ec.message());
+  std::vector<std::string> images;
+  try {
+    images = listImages(imageFolder, /*recursive=*/false);
+  } catch (const MediaError& error) {
+    throw LabelSetError(imageFolder, error.what());
+  }
+  // Every pair is read and checked before anything is written: a bad target leaves no half-made set.
+  std::vector<std::pair<std::string, fs::path>> pairs;
+  std::size_t unpaired = 0;
+  for (const std::string& image : images) {
+    const auto target = targetsByStem.find(fs::path(image).stem().string());
+    if (target == targetsByStem.end())
+      ++unpaired;
+    else
+      pairs.emplace_back(image, target->second);
+  }
+  const auto readPair = [](const std::string& image, const fs::path& targetPath) {
+    FrameLabels frame;
+    try {
+      frame.image = readImageBgr(image);
+    } catch (const MediaError& error) {
+      throw LabelSetError(image, error.what());
+    }
+    frame.target = readDenseTargetFile(targetPath);
+    if (frame.target.size() != frame.image.size()) {
+      throw LabelSetError(
+          targetPath.string(),
+          fmt::format("target is {}x{} but its picture {} is {}x{} (width x height)", frame.target.cols,
+                      frame.target.rows, fs::path(image).filename().string(), frame.image.cols,
+                      frame.image.rows));
+    }
+    return frame;
+  };
+  for (const auto& [image, target] : pairs) readPair(image, target);
+  LabelSet labels;
+  labels.folder = destination;
+  labels.task = task;
+  for (const auto& [image, target] : pairs)
+    addFrame(labels, fs::path(image).stem().string(), readPair(image, target));
+  if (unpaired > 0)
+    logger().warn("{}: {} picture(s) without a target of the same stem in {} are left out", imageFolder,
+                  unpaired, targetFolder);
+  if (labels.frames.empty())
+    throw LabelSetError(targetFolder,
+                        fmt::format("no picture in {} has a target of the same stem here (.npy or "
+                                    ".exr)",
+                                    imageFolder));
   saveLabelSet(labels);
   return labels;
 }
