@@ -10,6 +10,7 @@
 #include "sapiens/media/frame_number_pattern.h"
 #include "sapiens/media/frame_source.h"
 #include "sapiens/media/image_io.h"
+#include "sapiens/media/video_concat.h"
 #include "sapiens/media/video_file_source.h"
 #include "sapiens/media/video_writer.h"
 
@@ -488,6 +489,56 @@ class TestVideoIo : public QObject {
     QVERIFY(runFfmpeg({"-f", "lavfi", "-i", "sine=duration=0.2", QString::fromStdString(audio)}));
     QVERIFY2(openError(audio).contains(QStringLiteral("tone.m4a: has no video stream")),
              qPrintable(openError(audio)));
+  }
+
+  // The parts of a video written for consecutive frame ranges join into one by copying packets: every
+  // frame, in order, at its own time; parts that overlap or differ in encoding are refused, naming them.
+  void consecutivePartsJoinIntoOneVideo() {
+    QTemporaryDir dir;
+    const double fps = 30;
+    const auto at = [fps](int i) { return i / fps; };
+    std::vector<std::string> parts;
+    for (int p = 0; p < 3; ++p) {
+      parts.push_back(pathIn(dir, QStringLiteral("part%1.mp4").arg(p)));
+      sapiens::VideoWriterOptions options = smallVideo();
+      options.fps = fps;
+      sapiens::VideoWriter writer(parts.back(), options);
+      for (int i = p * 5; i < p * 5 + 5; ++i)
+        writer.write(sapiens::frameNumberPicture(kWidth, kHeight, i), at(i));
+      writer.finish();
+    }
+    const std::string joined = pathIn(dir, QStringLiteral("joined.mp4"));
+    QCOMPARE(sapiens::concatenateVideos(parts, joined), std::int64_t{15});
+    sapiens::VideoFileSource video(joined);
+    int count = 0;
+    while (auto frame = video.next()) {
+      QCOMPARE(sapiens::readFrameNumber(frame->bgr).value_or(-1), std::int64_t{count});
+      QVERIFY2(
+          std::abs(frame->timestampSeconds - at(count)) < 1e-6,
+          qPrintable(QStringLiteral("frame %1 at %2 s").arg(count).arg(frame->timestampSeconds, 0, 'f', 6)));
+      ++count;
+    }
+    QCOMPARE(count, 15);
+
+    const std::string again = pathIn(dir, QStringLiteral("again.mp4"));
+    QVERIFY(mediaError([&] {
+              sapiens::concatenateVideos({parts[1], parts[0]}, again);
+            }).contains(QString::fromStdString(parts[0] + ": starts before the previous part ends")));
+    const std::string bigger = pathIn(dir, QStringLiteral("bigger.mp4"));
+    writeNumberedVideo(
+        bigger, 2, [](int i) { return 10 + i / 30.0; },
+        [] {
+          sapiens::VideoWriterOptions o;
+          o.width = 2 * kWidth;
+          o.height = kHeight;
+          return o;
+        }());
+    QVERIFY(mediaError([&] {
+              sapiens::concatenateVideos({parts[0], bigger}, again);
+            }).contains(QString::fromStdString(bigger + ": is encoded differently")));
+    QVERIFY(!QFile::exists(QString::fromStdString(again)));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).filter(QStringLiteral(".again")).size(),
+             0);
   }
 
   void writerIsAtomic() {

@@ -1,5 +1,8 @@
 #include "media/ffmpeg_handles.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include "sapiens/common/log.h"
 
 extern "C" {
@@ -51,6 +54,19 @@ FfmpegErrorCapture::~FfmpegErrorCapture() {
 void routeFfmpegLogs() {
   static std::once_flag once;
   std::call_once(once, [] { av_log_set_callback(forwardFfmpegLog); });
+}
+
+void requestExactMp4Timescale(AVDictionary** settings, const AVOutputFormat* container, AVRational timeBase) {
+  if (!container || (std::strcmp(container->name, "mp4") != 0 && std::strcmp(container->name, "mov") != 0))
+    return;
+  if (timeBase.num <= 0 || timeBase.den <= 0) return;
+  std::int64_t timescale = timeBase.den;
+  if (timeBase.num == 1) {
+    while (timescale < 10000) timescale *= 2;  // what the muxer itself would pick for the track
+  }
+  if (timescale > INT32_MAX) return;
+  av_dict_set_int(settings, "video_track_timescale", timescale, 0);
+  av_dict_set_int(settings, "movie_timescale", timescale, 0);
 }
 
 }  // namespace sapiens::media_detail

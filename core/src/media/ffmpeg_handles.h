@@ -50,6 +50,12 @@ inline std::string errorText(int code) {
   return text;
 }
 
+/// For MP4/MOV output: track and movie timescales that represent `timeBase` exactly. By default the movie
+/// timescale is 1/1000 s, and the edit list that places a video not starting at 0 (a later shard of a long
+/// video) would round its start to the millisecond. Adds the muxer options to `settings`; other
+/// containers are left alone.
+void requestExactMp4Timescale(AVDictionary** settings, const AVOutputFormat* container, AVRational timeBase);
+
 /// Sends FFmpeg's own log lines (warnings and errors about damaged data, mostly) to sapiens::logger() at
 /// debug level instead of stderr: the errors that matter reach the caller as MediaError. Idempotent.
 void routeFfmpegLogs();

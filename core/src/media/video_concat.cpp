@@ -73,7 +73,10 @@ std::int64_t concatenateVideos(const std::vector<std::string>& parts, const std:
     stream->avg_frame_rate = first.stream->avg_frame_rate;
     result = avio_open(&muxer->pb, temporary.c_str(), AVIO_FLAG_WRITE);
     if (result < 0) throw MediaError(output, "cannot write: " + errorText(result));
-    result = avformat_write_header(muxer.get(), nullptr);
+    AVDictionary* settings = nullptr;
+    requestExactMp4Timescale(&settings, container, stream->time_base);
+    result = avformat_write_header(muxer.get(), &settings);
+    av_dict_free(&settings);
     if (result < 0) throw MediaError(output, "cannot write the header: " + errorText(result));
 
     PacketPtr packet = allocatePacket();
