@@ -27,6 +27,8 @@ if(NOT gzip_rc EQUAL 0)
   message(FATAL_ERROR "gzip failed on ${CMAKE_BINARY_DIR}/packaging/changelog")
 endif()
 install(FILES ${CMAKE_BINARY_DIR}/packaging/changelog.gz DESTINATION ${SAPIENS_PACKAGE_DOC_DIR})
+# Debian policy 12.5: every package ships its copyright file (machine-readable format).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION ${SAPIENS_PACKAGE_DOC_DIR})
 
 if(SAPIENS_BUILD_GUI)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/sapiens-studio.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)

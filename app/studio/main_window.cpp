@@ -1053,6 +1053,7 @@ void MainWindow::exportResult(ExportKind kind, const QString& path) {
   request.imageBgr = resultImage_;
   request.imageName = utf8(QFileInfo(currentFile_).fileName());
   request.keypointThreshold = float(tasksPanel_->keypointThreshold());
+  request.fromDemoWeights = demoTasks_.count(exportKindInfo(kind).task) > 0;
   statusBar()->showMessage(tr("Writing %1...").arg(QFileInfo(path).fileName()));
   background_.start([this, request, path] {
     runInBackgroundPriority();

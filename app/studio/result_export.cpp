@@ -7,6 +7,7 @@
 #include "sapiens/export/npy.h"
 #include "sapiens/export/ply.h"
 #include "sapiens/export/point_cloud.h"
+#include "sapiens/model/demo_weights.h"
 
 #include <stdexcept>
 
@@ -50,12 +51,13 @@ void writeExport(const ExportRequest& request) {
                                 std::string(taskName(info.task)) + " result for this image");
   }
   const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
+  const std::string note = request.fromDemoWeights ? demo::kNotice : "";
   switch (request.kind) {
     case ExportKind::Ply:
-      writePly(request.path, buildPointCloud(frame, request.imageBgr));
+      writePly(request.path, buildPointCloud(frame, request.imageBgr), PlyEncoding::BinaryLittleEndian, note);
       break;
     case ExportKind::MaskPng:
-      writeLabelPng(request.path, frame.segLabels);
+      writeLabelPng(request.path, frame.segLabels, note);
       break;
     case ExportKind::KeypointsJson: {
       KeypointPredictions predictions;
@@ -65,23 +67,24 @@ void writeExport(const ExportRequest& request) {
           frame.poses.empty() ? int(keypoints308().size()) : int(frame.poses.front().keypoints.size());
       predictions.keypointThreshold = request.keypointThreshold;
       predictions.frames.push_back({request.imageName, frame.poses});
+      predictions.note = note;
       writeKeypointsJson(request.path, predictions);
       break;
     }
     case ExportKind::NormalPng:
-      writeNormalPng(request.path, frame.normal, foreground);
+      writeNormalPng(request.path, frame.normal, foreground, note);
       break;
     case ExportKind::NormalNpy:
       writeNpy(request.path, frame.normal);
       break;
     case ExportKind::AlbedoPng:
-      writeAlbedoPng(request.path, frame.albedo, foreground);
+      writeAlbedoPng(request.path, frame.albedo, foreground, note);
       break;
     case ExportKind::AlbedoNpy:
       writeNpy(request.path, frame.albedo);
       break;
     case ExportKind::DepthPng:
-      writeDepthPng(request.path, frame.pointmap, foreground);
+      writeDepthPng(request.path, frame.pointmap, foreground, std::nullopt, note);
       break;
     case ExportKind::PointmapNpy:
       writeNpy(request.path, frame.pointmap);

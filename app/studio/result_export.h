@@ -45,6 +45,7 @@ struct ExportRequest {
   cv::Mat imageBgr;
   std::string imageName;  ///< for the keypoints file
   float keypointThreshold = 0.3f;
+  bool fromDemoWeights = false;  ///< the task's model was untrained demo weights: the file says so
 };
 
 /// Writes the file. Throws (ExportError, IoError, std::invalid_argument) naming the file when the frame

@@ -22,6 +22,42 @@ using sapiens::test::readJson;
 
 namespace {
 
+// CRC-32 of a PNG chunk, bit by bit (independent of the table-driven one that wrote it).
+quint32 crc32(const QByteArray& bytes) {
+  quint32 crc = 0xFFFFFFFFu;
+  for (char byte : bytes) {
+    crc ^= static_cast<quint8>(byte);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+quint32 bigEndian(const QByteArray& bytes, qsizetype at) {
+  quint32 v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<quint8>(bytes[at + i]);
+  return v;
+}
+
+// The text of the PNG's "Comment" tEXt chunk ("" when it has none), walking the chunks and checking each
+// one's CRC; a broken file fails the test.
+QString pngComment(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return QStringLiteral("<cannot open %1>").arg(path);
+  const QByteArray png = file.readAll();
+  if (!png.startsWith("\x89PNG\r\n\x1a\n")) return QStringLiteral("<not a PNG>");
+  QString comment;
+  for (qsizetype at = 8; at + 12 <= png.size();) {
+    const quint32 length = bigEndian(png, at);
+    if (at + 12 + qsizetype(length) > png.size()) return QStringLiteral("<chunk past the end>");
+    const QByteArray typeAndData = png.mid(at + 4, 4 + length);
+    if (crc32(typeAndData) != bigEndian(png, at + 8 + length)) return QStringLiteral("<bad CRC>");
+    if (typeAndData.startsWith("tEXtComment")) comment = QString::fromLatin1(typeAndData.mid(4 + 8));
+    if (typeAndData.startsWith("IEND")) return comment;
+    at += 12 + length;
+  }
+  return QStringLiteral("<no IEND>");
+}
+
 // No checkpoint anywhere: an empty checkpoint root, and HOME (~/sapiens2_host) and the user data folder
 // in an empty temporary folder too. SAPIENS_DEMO_WEIGHTS_DIR="" means unset.
 QStringList emptyMachine(const QTemporaryDir& home) {
@@ -80,6 +116,17 @@ class CliDemoWeightsTest : public QObject {
       QVERIFY2(QFile::exists(outputs[kind].toString()), kind);
       QVERIFY2(QFile(outputs[kind].toString()).size() > 0, kind);
     }
+    // Each file that has room for it says where it came from: PNG text chunk, PLY comment, JSON note.
+    for (const char* kind : {"seg", "seg_overlay", "pose_overlay", "normal", "albedo", "depth"}) {
+      const QString note = pngComment(outputs[kind].toString());
+      QVERIFY2(note.startsWith("UNTRAINED demo weights"), qPrintable(QString("%1: '%2'").arg(kind, note)));
+    }
+    QFile ply(outputs["ply"].toString());
+    QVERIFY(ply.open(QIODevice::ReadOnly));
+    const QByteArray plyHeader = ply.read(1024);
+    QVERIFY2(plyHeader.contains("\ncomment UNTRAINED demo weights"), plyHeader.constData());
+    QVERIFY(plyHeader.indexOf("comment UNTRAINED") < plyHeader.indexOf("end_header"));
+    QVERIFY(readJson(outputs["pose"].toString())["note"].toString().startsWith("UNTRAINED demo weights"));
     // Nothing was written into the (empty) checkpoint root.
     QVERIFY(QDir(home.path() + "/checkpoints").isEmpty());
   }
@@ -102,6 +149,9 @@ class CliDemoWeightsTest : public QObject {
       const QJsonObject m = value.toObject();
       QCOMPARE(m["demo_weights"].toBool(), m["task"].toString() == "albedo");
     }
+    // Only the demo task's files carry the notice.
+    QVERIFY(pngComment(out.path() + "/astronaut.albedo.png").startsWith("UNTRAINED demo weights"));
+    QCOMPARE(pngComment(out.path() + "/astronaut.seg.png"), QString());
   }
 
   void aNamedModelFolderOrNoDemoWeightsFailsInstead() {

@@ -43,7 +43,8 @@ share="$root/usr/share/sapiens2-studio"
 expect=(usr/bin/sapiens-cli
         usr/share/sapiens2-studio/data/seg29.json usr/share/sapiens2-studio/data/keypoints308.json
         usr/share/sapiens2-studio/samples/astronaut.png
-        usr/share/sapiens2-studio/shaders/image.vert usr/share/sapiens2-studio/shaders/image.frag)
+        usr/share/sapiens2-studio/shaders/image.vert usr/share/sapiens2-studio/shaders/image.frag
+        usr/share/doc/sapiens2-studio/copyright usr/share/doc/sapiens2-studio/changelog.gz)
 for task in pose seg normal albedo pointmap; do
   expect+=("usr/share/sapiens2-studio/demo-weights/$task/sapiens2_demo_$task.safetensors")
 done

@@ -85,7 +85,9 @@ std::string cocoKeypointsJsonText(const KeypointPredictions& predictions, const 
                                    {"supercategory", "person"},
                                    {"keypoints", metadata.names},
                                    {"skeleton", std::move(skeleton)}};
-  const nlohmann::json document = {{"info", {{"description", "Sapiens2 Studio pose predictions"}}},
+  const std::string description = "Sapiens2 Studio pose predictions" +
+                                  (predictions.note.empty() ? std::string() : " (" + predictions.note + ")");
+  const nlohmann::json document = {{"info", {{"description", description}}},
                                    {"images", std::move(images)},
                                    {"annotations", std::move(annotations)},
                                    {"categories", nlohmann::json::array({category})}};

@@ -85,6 +85,7 @@ std::string keypointsJsonText(const KeypointPredictions& predictions) {
   document["num_keypoints"] = predictions.numKeypoints;
   document["kpt_thr_used"] = shortestNumber(predictions.keypointThreshold);
   document["frames"] = std::move(frames);
+  if (!predictions.note.empty()) document["note"] = predictions.note;
   return document.dump();
 }
 
@@ -103,6 +104,7 @@ KeypointPredictions readKeypointsJson(const std::string& path) {
   const Cursor root(path, document);
   KeypointPredictions predictions;
   if (const auto video = root.optional("video")) predictions.video = video->string();
+  if (const auto note = root.optional("note")) predictions.note = note->string();
 
   const auto size = root["image_size"];
   size.arraySize(2);

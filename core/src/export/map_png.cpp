@@ -164,35 +164,37 @@ cv::Mat depthImage(const cv::Mat& depth, const cv::Mat& foreground, const std::o
   return image;
 }
 
-void writeNormalPng(const std::string& path, const cv::Mat& normal, const cv::Mat& foreground) {
+void writeNormalPng(const std::string& path, const cv::Mat& normal, const cv::Mat& foreground,
+                    const std::string& note) {
   cv::Mat image;
   try {
     image = normalMapImage(normal, foreground);
   } catch (const std::invalid_argument& error) {
     throw ExportError(path, error.what());
   }
-  writeImageFile(path, image);
+  writeImageFile(path, image, {}, note);
 }
 
-void writeAlbedoPng(const std::string& path, const cv::Mat& albedo, const cv::Mat& foreground) {
+void writeAlbedoPng(const std::string& path, const cv::Mat& albedo, const cv::Mat& foreground,
+                    const std::string& note) {
   cv::Mat image;
   try {
     image = albedoImage(albedo, foreground);
   } catch (const std::invalid_argument& error) {
     throw ExportError(path, error.what());
   }
-  writeImageFile(path, image);
+  writeImageFile(path, image, {}, note);
 }
 
 void writeDepthPng(const std::string& path, const cv::Mat& depth, const cv::Mat& foreground,
-                   const std::optional<DepthRange>& range) {
+                   const std::optional<DepthRange>& range, const std::string& note) {
   cv::Mat image;
   try {
     image = depthImage(depth, foreground, range ? range : foregroundDepthRange(depth, foreground));
   } catch (const std::invalid_argument& error) {
     throw ExportError(path, error.what());
   }
-  writeImageFile(path, image);
+  writeImageFile(path, image, {}, note);
 }
 
 }  // namespace sapiens

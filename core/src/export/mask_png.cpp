@@ -11,7 +11,7 @@
 
 namespace sapiens {
 
-void writeLabelPng(const std::string& path, const cv::Mat& labels) {
+void writeLabelPng(const std::string& path, const cv::Mat& labels, const std::string& note) {
   if (labels.empty() || labels.type() != CV_8UC1) {
     throw ExportError(path,
                       "a label PNG takes CV_8UC1 class indices, not " +
@@ -19,18 +19,18 @@ void writeLabelPng(const std::string& path, const cv::Mat& labels) {
   }
   // Lossless whatever the name says: a label map in JPEG would invent classes.
   if (lowerExtension(path) != ".png") throw ExportError(path, "label maps are written as .png only");
-  writeImageFile(path, labels);
+  writeImageFile(path, labels, {}, note);
 }
 
 void writeSegmentationOverlay(const std::string& path, const cv::Mat& imageBgr, const cv::Mat& labels,
-                              const SegClasses& classes) {
+                              const SegClasses& classes, const std::string& note) {
   cv::Mat overlay;
   try {
     overlay = segmentationOverlay(imageBgr, labels, classes);
   } catch (const std::invalid_argument& error) {
     throw ExportError(path, error.what());
   }
-  writeImageFile(path, overlay);
+  writeImageFile(path, overlay, {}, note);
 }
 
 }  // namespace sapiens

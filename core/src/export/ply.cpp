@@ -4,6 +4,7 @@
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/io/atomic_file.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
@@ -40,10 +41,15 @@ void checkCloud(const PointCloud& cloud) {
   }
 }
 
-std::string header(const PointCloud& cloud, PlyEncoding encoding) {
+std::string header(const PointCloud& cloud, PlyEncoding encoding, const std::string& note) {
   std::string text = "ply\n";
   text += encoding == PlyEncoding::Ascii ? "format ascii 1.0\n" : "format binary_little_endian 1.0\n";
   text += "comment Sapiens2 Studio: pointmap vertices, camera frame (x right, y down, z forward)\n";
+  if (!note.empty()) {
+    std::string line = note;
+    std::replace(line.begin(), line.end(), '\n', ' ');  // a comment is one header line
+    text += "comment " + line + "\n";
+  }
   text += "element vertex " + std::to_string(cloud.vertexCount()) + "\n";
   text += "property float x\nproperty float y\nproperty float z\n";
   if (!cloud.normals.empty()) text += "property float nx\nproperty float ny\nproperty float nz\n";
@@ -127,9 +133,9 @@ void appendAscii(std::string& out, const PointCloud& cloud) {
 
 }  // namespace
 
-std::string encodePly(const PointCloud& cloud, PlyEncoding encoding) {
+std::string encodePly(const PointCloud& cloud, PlyEncoding encoding, const std::string& note) {
   checkCloud(cloud);
-  std::string out = header(cloud, encoding);
+  std::string out = header(cloud, encoding, note);
   if (encoding == PlyEncoding::Ascii) {
     appendAscii(out, cloud);
   } else {
@@ -138,10 +144,11 @@ std::string encodePly(const PointCloud& cloud, PlyEncoding encoding) {
   return out;
 }
 
-void writePly(const std::string& path, const PointCloud& cloud, PlyEncoding encoding) {
+void writePly(const std::string& path, const PointCloud& cloud, PlyEncoding encoding,
+              const std::string& note) {
   std::string contents;
   try {
-    contents = encodePly(cloud, encoding);
+    contents = encodePly(cloud, encoding, note);
   } catch (const std::invalid_argument& error) {
     throw ExportError(path, error.what());
   }

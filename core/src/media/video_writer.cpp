@@ -152,10 +152,12 @@ VideoWriter::VideoWriter(const std::string& path, const VideoWriterOptions& opti
       result = avio_open(&s.muxer->pb, s.tempPath.c_str(), AVIO_FLAG_WRITE);
       if (result < 0) throw s.error("cannot open for writing", result);
     }
+    if (!options.comment.empty()) av_dict_set(&s.muxer->metadata, "comment", options.comment.c_str(), 0);
     AVDictionary* muxerSettings = nullptr;
     // The index goes to the front: players start at once, and a cut-off copy still plays up to the cut.
     if (std::strcmp(container->name, "mp4") == 0 || std::strcmp(container->name, "mov") == 0)
       av_dict_set(&muxerSettings, "movflags", "+faststart", 0);
+    requestExactMp4Timescale(&muxerSettings, container, timeBase);
     result = avformat_write_header(s.muxer.get(), &muxerSettings);
     av_dict_free(&muxerSettings);
     if (result < 0) throw s.error("cannot write the header", result);

@@ -251,6 +251,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
         exportOptions.keypointThreshold = options.keypointThreshold;
         exportOptions.plyEncoding = options.plyEncoding;
         exportOptions.plyFaces = options.plyFaces;
+        exportOptions.demoTasks = summary.demoTasks;
         outcome.outputs =
             exportFrame(frames[slot], images[k], planned[first + slot].outputStem, imageName, exportOptions);
         outcome.ok = true;

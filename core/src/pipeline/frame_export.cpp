@@ -10,7 +10,9 @@
 #include "sapiens/export/overlay.h"
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/export/seg_classes.h"
+#include "sapiens/model/demo_weights.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace sapiens {
@@ -26,10 +28,16 @@ std::map<std::string, std::string> exportFrame(const FrameResult& frame, const c
     outputs[kind] = path;
     return path;
   };
+  auto note = [&](Task task) {
+    const bool demo =
+        std::find(options.demoTasks.begin(), options.demoTasks.end(), task) != options.demoTasks.end();
+    return demo ? std::string(demo::kNotice) : std::string();
+  };
   if (frame.has(Task::Seg)) {
-    writeLabelPng(out("seg", ".seg.png"), frame.segLabels);
+    writeLabelPng(out("seg", ".seg.png"), frame.segLabels, note(Task::Seg));
     if (options.overlays)
-      writeSegmentationOverlay(out("seg_overlay", ".seg_overlay.png"), bgr, frame.segLabels, seg29());
+      writeSegmentationOverlay(out("seg_overlay", ".seg_overlay.png"), bgr, frame.segLabels, seg29(),
+                               note(Task::Seg));
   }
   if (frame.has(Task::Pose) && options.poseFiles) {
     KeypointPredictions predictions;
@@ -38,31 +46,34 @@ std::map<std::string, std::string> exportFrame(const FrameResult& frame, const c
     predictions.numKeypoints = static_cast<int>(keypoints308().size());
     predictions.keypointThreshold = options.keypointThreshold;
     predictions.frames.push_back({imageName, frame.poses});
+    predictions.note = note(Task::Pose);
     writeKeypointsJson(out("pose", ".pose.json"), predictions);
     writeCocoKeypoints(out("pose_coco", ".pose.coco.json"), predictions, keypoints308());
     if (options.overlays) {
       cv::Mat overlay = bgr.clone();
       drawPoses(overlay, frame.poses, keypoints308(),
                 poseDrawStyleFor(overlay.size(), options.keypointThreshold));
-      writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay);
+      writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay, {}, note(Task::Pose));
     }
   }
   const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
   if (frame.has(Task::Normal)) {
-    writeNormalPng(out("normal", ".normal.png"), frame.normal, foreground);
+    writeNormalPng(out("normal", ".normal.png"), frame.normal, foreground, note(Task::Normal));
     writeNpy(out("normal_npy", ".normal.npy"), frame.normal);
   }
   if (frame.has(Task::Albedo)) {
-    writeAlbedoPng(out("albedo", ".albedo.png"), frame.albedo, foreground);
+    writeAlbedoPng(out("albedo", ".albedo.png"), frame.albedo, foreground, note(Task::Albedo));
     writeNpy(out("albedo_npy", ".albedo.npy"), frame.albedo);
   }
   if (frame.has(Task::Pointmap)) {
     writeNpy(out("pointmap_npy", ".pointmap.npy"), frame.pointmap);
-    writeDepthPng(out("depth", ".depth.png"), frame.pointmap, foreground, options.depthRange);
+    writeDepthPng(out("depth", ".depth.png"), frame.pointmap, foreground, options.depthRange,
+                  note(Task::Pointmap));
     if (exrWritingSupported()) writeExr(out("pointmap_exr", ".pointmap.exr"), frame.pointmap);
     PointCloudOptions cloudOptions;
     cloudOptions.withFaces = options.plyFaces;
-    writePly(out("ply", ".ply"), buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding);
+    writePly(out("ply", ".ply"), buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding,
+             note(Task::Pointmap));
   }
   return outputs;
 }

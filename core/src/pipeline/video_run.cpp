@@ -107,6 +107,8 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
 
   KeypointPredictions keypoints;
   keypoints.video = fs::path(options.input).filename().string();
+  if (std::find(summary.demoTasks.begin(), summary.demoTasks.end(), Task::Pose) != summary.demoTasks.end())
+    keypoints.note = demo::kNotice;
   keypoints.numKeypoints = static_cast<int>(keypoints308().size());
   keypoints.keypointThreshold = options.keypointThreshold;
   const bool posing = std::any_of(loaded.models.begin(), loaded.models.end(),
@@ -122,6 +124,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   frameExport.poseFiles = false;
   frameExport.keypointThreshold = options.keypointThreshold;
   frameExport.plyEncoding = options.plyEncoding;
+  frameExport.demoTasks = summary.demoTasks;
 
   FramePipelineCallbacks pipelineCallbacks;
   pipelineCallbacks.isCancelled = callbacks.isCancelled;
@@ -158,6 +161,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
         w.height = picture.rows;
         w.fps = info.fps > 0 ? info.fps : 25;
         if (!info.live) w.timeBase = info.timeBase;
+        if (!summary.demoTasks.empty()) w.comment = demo::kNotice;
         writer = std::make_unique<VideoWriter>(videoPath, w);
       }
       writer->write(picture, p.frame.timestampSeconds);

@@ -25,6 +25,7 @@ struct KeypointPredictions {
   int numKeypoints = 308;
   float keypointThreshold = 0.3f;  ///< "kpt_thr_used": the threshold the overlays were drawn with
   std::vector<KeypointFrame> frames;
+  std::string note;  ///< "note", written only when set (e.g. that the model was untrained demo weights)
 };
 
 /// The JSON text (compact, as json.dump writes it). Floats are written as their shortest decimal form;

@@ -37,10 +37,13 @@ std::optional<DepthRange> foregroundDepthRange(const cv::Mat& depth, const cv::M
 cv::Mat depthImage(const cv::Mat& depth, const cv::Mat& foreground, const std::optional<DepthRange>& range);
 
 /// The pictures above, written through writeImageFile (format from the extension).
-void writeNormalPng(const std::string& path, const cv::Mat& normal, const cv::Mat& foreground = cv::Mat());
-void writeAlbedoPng(const std::string& path, const cv::Mat& albedo, const cv::Mat& foreground = cv::Mat());
+/// `note`: see writeImageFile.
+void writeNormalPng(const std::string& path, const cv::Mat& normal, const cv::Mat& foreground = cv::Mat(),
+                    const std::string& note = {});
+void writeAlbedoPng(const std::string& path, const cv::Mat& albedo, const cv::Mat& foreground = cv::Mat(),
+                    const std::string& note = {});
 /// With no `range`, the frame's own foregroundDepthRange.
 void writeDepthPng(const std::string& path, const cv::Mat& depth, const cv::Mat& foreground = cv::Mat(),
-                   const std::optional<DepthRange>& range = std::nullopt);
+                   const std::optional<DepthRange>& range = std::nullopt, const std::string& note = {});
 
 }  // namespace sapiens

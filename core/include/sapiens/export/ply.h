@@ -13,12 +13,14 @@ enum class PlyEncoding { BinaryLittleEndian, Ascii };
 
 /// The complete file contents. ASCII numbers are the shortest text that reads back as the same float,
 /// so both encodings describe exactly the same points.
+/// A non-empty `note` (e.g. that the points come from untrained demo weights) becomes a header comment.
 /// Throws std::invalid_argument for an inconsistent cloud (array sizes, a triangle index out of range).
-std::string encodePly(const PointCloud& cloud, PlyEncoding encoding = PlyEncoding::BinaryLittleEndian);
+std::string encodePly(const PointCloud& cloud, PlyEncoding encoding = PlyEncoding::BinaryLittleEndian,
+                      const std::string& note = {});
 
 /// Writes atomically. Throws ExportError naming the file for an inconsistent cloud, IoError when the file
 /// cannot be written.
 void writePly(const std::string& path, const PointCloud& cloud,
-              PlyEncoding encoding = PlyEncoding::BinaryLittleEndian);
+              PlyEncoding encoding = PlyEncoding::BinaryLittleEndian, const std::string& note = {});
 
 }  // namespace sapiens

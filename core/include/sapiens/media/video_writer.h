@@ -21,6 +21,7 @@ struct VideoWriterOptions {
   int keyframeInterval = 0;  ///< frames between keyframes; 0: about two seconds' worth
   int quality = 20;          ///< x264 CRF (0 lossless .. 51); mapped to a quantiser for mpeg4
   std::string encoder;       ///< an FFmpeg encoder name to force; empty: libx264, else mpeg4
+  std::string comment;       ///< the container's "comment" tag when set (e.g. untrained demo weights)
 };
 
 class VideoWriter {

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sapiens {
 
@@ -22,6 +23,9 @@ struct FrameExportOptions {
   PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
   bool plyFaces = false;
   std::optional<DepthRange> depthRange;  ///< of the depth picture; default: the frame's own
+  /// Tasks whose model was untrained demo weights: their files say so wherever the format has room
+  /// (demo::kNotice as a PNG text chunk, a PLY comment, the keypoints JSON "note").
+  std::vector<Task> demoTasks;
 };
 
 /// Writes the files (atomically, folders created) and returns them by kind: "seg", "seg_overlay", "pose",
