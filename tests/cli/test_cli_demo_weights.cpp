@@ -2,6 +2,7 @@
 // and records it in results.json; a real checkpoint present for a task is used for that task; a named
 // model folder or --no-demo-weights turns the fallback off.
 
+#include "png_chunks.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -22,22 +23,6 @@ using sapiens::test::readJson;
 
 namespace {
 
-// CRC-32 of a PNG chunk, bit by bit (independent of the table-driven one that wrote it).
-quint32 crc32(const QByteArray& bytes) {
-  quint32 crc = 0xFFFFFFFFu;
-  for (char byte : bytes) {
-    crc ^= static_cast<quint8>(byte);
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-quint32 bigEndian(const QByteArray& bytes, qsizetype at) {
-  quint32 v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<quint8>(bytes[at + i]);
-  return v;
-}
-
 // The text of the PNG's "Comment" tEXt chunk ("" when it has none), walking the chunks and checking each
 // one's CRC; a broken file fails the test.
 QString pngComment(const QString& path) {
@@ -47,10 +32,11 @@ QString pngComment(const QString& path) {
   if (!png.startsWith("\x89PNG\r\n\x1a\n")) return QStringLiteral("<not a PNG>");
   QString comment;
   for (qsizetype at = 8; at + 12 <= png.size();) {
-    const quint32 length = bigEndian(png, at);
+    const quint32 length = sapiens::test::png::readBigEndian32(png, at);
     if (at + 12 + qsizetype(length) > png.size()) return QStringLiteral("<chunk past the end>");
     const QByteArray typeAndData = png.mid(at + 4, 4 + length);
-    if (crc32(typeAndData) != bigEndian(png, at + 8 + length)) return QStringLiteral("<bad CRC>");
+    if (sapiens::test::png::crc32(typeAndData) != sapiens::test::png::readBigEndian32(png, at + 8 + length))
+      return QStringLiteral("<bad CRC>");
     if (typeAndData.startsWith("tEXtComment")) comment = QString::fromLatin1(typeAndData.mid(4 + 8));
     if (typeAndData.startsWith("IEND")) return comment;
     at += 12 + length;

@@ -4,6 +4,8 @@
 // 100000 x 100000 pixels. Each entry says whether readImageBgr must decode it (and to what size) or refuse
 // it (and with what words, besides the file's name). Header-only: the tests that include it link OpenCV.
 
+#include "png_chunks.h"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
@@ -11,7 +13,6 @@
 #include <QFile>
 #include <QString>
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,38 +29,12 @@ struct HostileImage {
 
 namespace hostile {
 
-inline std::uint32_t crc32(const QByteArray& bytes) {
-  static const std::array<std::uint32_t, 256> table = [] {
-    std::array<std::uint32_t, 256> t{};
-    for (std::uint32_t n = 0; n < 256; ++n) {
-      std::uint32_t c = n;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[n] = c;
-    }
-    return t;
-  }();
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (const char byte : bytes) c = table[(c ^ static_cast<unsigned char>(byte)) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-inline QByteArray bigEndian32(std::uint32_t value) {
-  QByteArray bytes(4, 0);
-  for (int i = 0; i < 4; ++i) bytes[i] = char((value >> (24 - 8 * i)) & 0xFF);
-  return bytes;
-}
-
-// One PNG chunk: length, type, data, CRC over type + data.
-inline QByteArray pngChunk(const char* type, const QByteArray& data) {
-  const QByteArray body = QByteArray(type, 4) + data;
-  return bigEndian32(std::uint32_t(data.size())) + body + bigEndian32(crc32(body));
-}
-
 // A structurally valid PNG (correct CRCs) whose IHDR claims width x height RGB pixels, with a tiny IDAT.
 inline QByteArray pngClaiming(std::uint32_t width, std::uint32_t height) {
-  const QByteArray ihdr = bigEndian32(width) + bigEndian32(height) + QByteArray("\x08\x02\x00\x00\x00", 5);
-  return QByteArray("\x89PNG\r\n\x1a\n", 8) + pngChunk("IHDR", ihdr) +
-         pngChunk("IDAT", QByteArray("\x78\x9c\x03\x00\x00\x00\x00\x01", 8)) + pngChunk("IEND", {});
+  const QByteArray ihdr =
+      png::bigEndian32(width) + png::bigEndian32(height) + QByteArray("\x08\x02\x00\x00\x00", 5);
+  return QByteArray("\x89PNG\r\n\x1a\n", 8) + png::chunk("IHDR", ihdr) +
+         png::chunk("IDAT", QByteArray("\x78\x9c\x03\x00\x00\x00\x00\x01", 8)) + png::chunk("IEND", {});
 }
 
 inline QByteArray encoded(const char* extension, const cv::Mat& image, const std::vector<int>& params = {}) {
