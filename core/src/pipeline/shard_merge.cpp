@@ -43,7 +43,8 @@ std::string withoutShardSuffix(const std::string& path, std::size_t k, std::size
 }
 
 // The shards of one video: consecutive frame ranges of the same input, run with the same models.
-MergedManifest mergeVideoShards(const std::string& outputDir, std::map<std::size_t, nlohmann::json>& shards) {
+MergedManifest mergeVideoShards(const std::string& outputDir,
+                                const std::map<std::size_t, nlohmann::json>& shards) {
   const std::size_t count = shards.size();
   nlohmann::json merged = shards.begin()->second;
   const std::string input = merged.value("input", "");
@@ -52,33 +53,30 @@ MergedManifest mergeVideoShards(const std::string& outputDir, std::map<std::size
   std::int64_t nextFrame = -1;
   std::int64_t decoded = 0, processed = 0, dropped = 0;
   double latencyTotal = 0, maxLatency = 0;
-  for (auto& [k, manifest] : shards) {
+  for (const auto& [k, manifest] : shards) {
     const std::string name = "shard " + std::to_string(k);
     if (manifest.value("input", "") != input)
       throw std::runtime_error(outputDir + ": " + name + " ran on " +
                                manifest.value("input", std::string("?")) + ", shard " +
                                std::to_string(shards.begin()->first) + " on " + input);
-    if (manifest.value("models", nlohmann::json()) != merged.value("models", nlohmann::json()))
-      throw std::runtime_error(outputDir + ": " + name + " ran other models than shard " +
-                               std::to_string(shards.begin()->first));
     if (manifest.value("cancelled", false) || manifest.contains("error"))
       throw std::runtime_error(outputDir + ": " + name +
                                " did not finish (cancelled or failed); run it again");
-    const nlohmann::json& shard = manifest["shard"];
+    const nlohmann::json shard = manifest.value("shard", nlohmann::json::object());
     const std::int64_t first = shard.value("first_frame", std::int64_t{-1});
     const std::int64_t end = shard.value("end_frame", std::int64_t{-1});
     if (nextFrame >= 0 && first != nextFrame)
       throw std::runtime_error(outputDir + ": " + name + " starts at frame " + std::to_string(first) +
                                " but the shard before it ends at frame " + std::to_string(nextFrame));
     nextFrame = end;
-    const nlohmann::json& frames = manifest["frames"];
+    const nlohmann::json frames = manifest.value("frames", nlohmann::json::object());
     decoded += frames.value("decoded", std::int64_t{0});
     const std::int64_t shardProcessed = frames.value("processed", std::int64_t{0});
     processed += shardProcessed;
     dropped += frames.value("dropped", std::int64_t{0});
     latencyTotal += frames.value("mean_latency_ms", 0.0) * static_cast<double>(shardProcessed);
     maxLatency = std::max(maxLatency, frames.value("max_latency_ms", 0.0));
-    const nlohmann::json& outputs = manifest["outputs"];
+    const nlohmann::json outputs = manifest.value("outputs", nlohmann::json::object());
     if (const std::string video = outputs.value("annotated_video", ""); !video.empty()) {
       videos.push_back(video);
       videoPath = withoutShardSuffix(video, k, count);
@@ -160,6 +158,12 @@ MergedManifest mergeShardManifests(const std::string& outputDir) {
     throw std::runtime_error(outputDir + ": shard(s) " + missing + " of " + std::to_string(count) +
                              " missing");
 
+  const nlohmann::json& firstModels = shards.begin()->second.value("models", nlohmann::json());
+  for (const auto& [k, manifest] : shards) {
+    if (manifest.value("models", nlohmann::json()) != firstModels)
+      throw std::runtime_error(outputDir + ": shard " + std::to_string(k) + " ran other models than shard " +
+                               std::to_string(shards.begin()->first));
+  }
   if (shards.begin()->second.contains("input")) return mergeVideoShards(outputDir, shards);
 
   nlohmann::json merged = shards.begin()->second;
@@ -168,9 +172,6 @@ MergedManifest mergeShardManifests(const std::string& outputDir) {
   std::size_t succeeded = 0, failed = 0;
   double elapsed = 0;
   for (auto& [k, manifest] : shards) {
-    if (manifest.value("models", nlohmann::json()) != merged.value("models", nlohmann::json()))
-      throw std::runtime_error(outputDir + ": shard " + std::to_string(k) + " ran other models than shard " +
-                               std::to_string(shards.begin()->first));
     for (auto& input : manifest["inputs"]) merged["inputs"].push_back(input);
     succeeded += manifest.value("succeeded", std::size_t{0});
     failed += manifest.value("failed", std::size_t{0});
