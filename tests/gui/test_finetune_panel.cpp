@@ -2,13 +2,15 @@
 // label set made from the picture on display; a brush stroke painted with the mouse, undone and redone
 // (the mask pixels, and the autosaved mask file); a checkpoint of the wrong task refused with a message;
 // training the tiny fixture model on the worker thread with the loss curve and the metric filling in,
-// pause (no new points), resume, stop, and the head saved.
+// pause (no new points), resume, stop, and the head saved; "start from prediction" and the eraser, fill
+// and polygon tools on a seg result.
 
 #include "finetune_panel.h"
 #include "label_canvas.h"
 #include "loss_chart.h"
 #include "main_window.h"
 #include "surface_format.h"
+#include "tasks_panel.h"
 #include "test_support.h"
 
 #include "sapiens/common/log.h"
@@ -18,6 +20,7 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <QAction>
 #include <QCheckBox>
@@ -45,6 +48,7 @@ using State = sapiens::studio::FineTunePanel::TrainingState;
 namespace {
 
 constexpr int kTimeoutMs = 20000;
+constexpr int kInferenceTimeoutMs = 120000;  // a model run on a loaded 2-core machine
 
 QString fixtureModel(const char* task) {
   return QString::fromStdString(sapiens::test::fixture(std::string("golden/") + task + "/model.safetensors"));
@@ -231,6 +235,96 @@ class TestFinetunePanel : public QObject {
     QCOMPARE(metadata.at("content"), std::string("head"));
     QCOMPARE(metadata.at("task"), std::string("seg"));
     QCOMPARE(std::stoi(metadata.at("step")), stoppedAt);
+  }
+
+  // "Start from prediction" with the seg result on display, then the eraser, flood fill and polygon tools
+  // with the mouse: each edit changes exactly the pixels the tool promises, and undo puts every pixel back.
+  void segToolsCorrectAPrediction() {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy shown(&window, &MainWindow::imageShown);
+    window.openPaths({QString::fromStdString(sapiens::test::resource("samples/astronaut.png"))});
+    QVERIFY(shown.wait(kTimeoutMs));
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    window.loadCheckpoint(sapiens::Task::Seg, fixtureModel("seg"));
+    QVERIFY(ready.wait(kInferenceTimeoutMs));
+    for (sapiens::Task task : sapiens::studio::kStudioTasks)
+      window.tasksPanel()->setTaskSelected(task, task == sapiens::Task::Seg);
+    QSignalSpy result(&window, &MainWindow::resultShown);
+    child<QAction>(&window, "actionRun")->trigger();
+    QVERIFY(result.wait(kInferenceTimeoutMs));
+    QVERIFY(window.currentResult() && window.currentResult()->has(sapiens::Task::Seg));
+    const cv::Mat predicted = window.currentResult()->segLabels.clone();
+
+    child<QAction>(&window, "actionTogglefineTuningDock")->trigger();
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("fineTuningDock"));
+    dock->setFloating(true);
+    dock->resize(900, 720);
+    QVERIFY(QTest::qWaitForWindowExposed(dock));
+    auto* panel = dock->findChild<FineTunePanel*>();
+    QVERIFY(panel->createLabelSet(dir.filePath(QStringLiteral("set")), sapiens::Task::Seg));
+    QVERIFY(child<QCheckBox>(panel, "fineTuneFromPrediction")->isChecked());
+    QTest::mouseClick(child<QPushButton>(panel, "fineTuneAddPicture"), Qt::LeftButton);
+    sapiens::widgets::LabelCanvas* canvas = panel->canvas();
+    QCOMPARE(canvas->mode(), sapiens::widgets::LabelCanvas::Mode::Seg);
+    QVERIFY2(sameMask(canvas->mask(), predicted), qPrintable(panel->message()));
+    QVERIFY(labelled(predicted) == predicted.rows * predicted.cols);
+    auto at = [&](double x, double y) { return canvas->widgetPoint({x + 0.5, y + 0.5}).toPoint(); };
+    QUndoStack* undo = canvas->undoStack();
+
+    // Eraser, radius 5, along row 300 from x = 100 to 200: that band becomes "not labelled", nothing else.
+    child<QSpinBox>(panel, "fineTuneBrushSize")->setValue(5);
+    clickAction(panel, "actionLabelEraser");
+    QTest::mousePress(canvas, Qt::LeftButton, {}, at(100, 300));
+    for (int x = 125; x <= 200; x += 25) QTest::mouseMove(canvas, at(x, 300));
+    QTest::mouseRelease(canvas, Qt::LeftButton, {}, at(200, 300));
+    const cv::Mat erased = canvas->mask().clone();
+    const cv::Mat changed = erased != predicted;
+    const int erasedCount = cv::countNonZero(changed);
+    QVERIFY2(erasedCount > 700 && erasedCount < 1300, qPrintable(QString::number(erasedCount)));
+    QCOMPARE(cv::countNonZero(changed & (erased != sapiens::kIgnoreLabel)), 0);
+    const cv::Rect band = cv::boundingRect(changed);
+    QVERIFY2(
+        band.x >= 93 && band.br().x <= 208 && band.y >= 293 && band.br().y <= 308,
+        qPrintable(QStringLiteral("%1,%2 %3x%4").arg(band.x).arg(band.y).arg(band.width).arg(band.height)));
+
+    // Flood fill in class 5 inside the erased band: exactly its 4-connected region changes.
+    child<QListWidget>(panel, "fineTuneClasses")->setCurrentRow(5);
+    clickAction(panel, "actionLabelFill");
+    cv::Mat expected = erased.clone();
+    cv::floodFill(expected, cv::Point(150, 300), cv::Scalar(5), nullptr, cv::Scalar(0), cv::Scalar(0), 4);
+    QTest::mouseClick(canvas, Qt::LeftButton, {}, at(150, 300));
+    QVERIFY(sameMask(canvas->mask(), expected));
+    QCOMPARE(cv::countNonZero(canvas->mask() == sapiens::kIgnoreLabel), 0);
+    const cv::Mat filled = expected.clone();
+
+    // Polygon in class 7: four clicks, then a click on the first vertex closes it.
+    child<QListWidget>(panel, "fineTuneClasses")->setCurrentRow(7);
+    clickAction(panel, "actionLabelPolygon");
+    const std::vector<cv::Point> corners{{250, 100}, {400, 120}, {380, 260}, {260, 240}};
+    for (const cv::Point& c : corners) QTest::mouseClick(canvas, Qt::LeftButton, {}, at(c.x, c.y));
+    QVERIFY(sameMask(canvas->mask(), expected));  // nothing filled before the polygon is closed
+    QTest::mouseClick(canvas, Qt::LeftButton, {}, at(corners[0].x, corners[0].y));
+    cv::fillPoly(expected, std::vector<std::vector<cv::Point>>{corners}, cv::Scalar(7));
+    QVERIFY(sameMask(canvas->mask(), expected));
+    QVERIFY(cv::countNonZero(canvas->mask() == 7) > 15000);
+
+    // Three edits on the stack; undoing them all gives the prediction back, redoing them the result.
+    QCOMPARE(undo->count(), 3);
+    clickAction(panel, "actionLabelUndo");
+    QVERIFY(sameMask(canvas->mask(), filled));
+    clickAction(panel, "actionLabelUndo");
+    QVERIFY(sameMask(canvas->mask(), erased));
+    clickAction(panel, "actionLabelUndo");
+    QVERIFY(sameMask(canvas->mask(), predicted));
+    for (int i = 0; i < 3; ++i) clickAction(panel, "actionLabelRedo");
+    QVERIFY(sameMask(canvas->mask(), expected));
+    QVERIFY(panel->saveNow());
+    const QString maskFile = QDir(panel->labelSet()->folder.c_str())
+                                 .filePath(QString::fromStdString(panel->labelSet()->frames[0].mask));
+    QVERIFY(sameMask(cv::imread(maskFile.toStdString(), cv::IMREAD_UNCHANGED), expected));
   }
 
   // Keypoints on the panel alone: place (visible, Shift: hidden), drag, delete, undo, group filters, and
