@@ -2,6 +2,7 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
+#include "sapiens/common/threads.h"
 #include "sapiens/common/version.h"
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/export/exr.h"
@@ -31,6 +32,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <set>
 
 namespace sapiens {
@@ -114,6 +116,16 @@ std::string analyzeTask(const Model& model, const cv::Mat& bgr, FrameResult& fra
 }
 
 namespace {
+
+// Pictures first..end-1 of the plan: those that decoded (images[k] is picture first + readable[k]), their
+// results and their outcomes.
+struct PictureGroup {
+  std::size_t first = 0, end = 0;
+  std::vector<cv::Mat> images;
+  std::vector<std::size_t> readable;
+  std::vector<FrameResult> frames;
+  std::vector<InputOutcome> outcomes;
+};
 
 // Every model, in task order, on the decoded pictures of one group in one forward pass each. Should a
 // batched pass fail, the pictures go through one by one so that only the culprit fails.
@@ -214,7 +226,62 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
     logger().info("shard {} of {}: pictures {} to {} of {}", options.shard->index + 1, options.shard->count,
                   begin + 1, end, total);
   }
+  // Three groups in flight: the next one is read and the previous one exported on helper threads (below
+  // the analyser's priority) while the models run on the current one.
   const std::size_t batchSize = std::max<std::size_t>(1, options.batchSize);
+  const int helperNiceness = threads::thisThreadNiceness() + threads::kHelperNicenessStep;
+  auto readGroup = [&](std::size_t first) {
+    threads::lowerThisThreadPriority(helperNiceness);
+    PictureGroup group;
+    group.first = first;
+    group.end = std::min(planned.size(), first + batchSize);
+    group.outcomes.resize(group.end - first);
+    group.frames.resize(group.end - first);
+    for (std::size_t i = first; i < group.end; ++i) {
+      InputOutcome& outcome = group.outcomes[i - first];
+      outcome.input = planned[i].path;
+      try {
+        group.images.push_back(readImageBgr(planned[i].path));
+        group.readable.push_back(i - first);
+      } catch (const std::exception& e) {
+        outcome.error = e.what();
+        logger().error("{}: {}", planned[i].path, e.what());
+      }
+    }
+    return group;
+  };
+  FrameExportOptions exportOptions;
+  exportOptions.overlays = options.overlays;
+  exportOptions.keypointThreshold = options.keypointThreshold;
+  exportOptions.plyEncoding = options.plyEncoding;
+  exportOptions.plyFaces = options.plyFaces;
+  exportOptions.demoTasks = summary.demoTasks;
+  auto exportGroup = [&](PictureGroup group) {
+    threads::lowerThisThreadPriority(helperNiceness);
+    for (std::size_t k = 0; k < group.readable.size(); ++k) {
+      const std::size_t slot = group.readable[k];
+      InputOutcome& outcome = group.outcomes[slot];
+      if (!outcome.error.empty()) continue;
+      try {
+        outcome.inferenceMs = group.frames[slot].inferenceMs;
+        const std::string imageName = fs::path(outcome.input).filename().string();
+        outcome.outputs = exportFrame(group.frames[slot], group.images[k],
+                                      planned[group.first + slot].outputStem, imageName, exportOptions);
+        outcome.ok = true;
+      } catch (const std::exception& e) {
+        outcome.error = e.what();
+        logger().error("{}: {}", outcome.input, e.what());
+      }
+    }
+    return std::move(group.outcomes);
+  };
+  std::future<PictureGroup> reading;
+  if (!planned.empty()) reading = std::async(std::launch::async, readGroup, 0);
+  std::future<std::vector<InputOutcome>> exporting;
+  auto collectExports = [&] {
+    if (!exporting.valid()) return;
+    for (InputOutcome& outcome : exporting.get()) summary.inputs.push_back(std::move(outcome));
+  };
   for (std::size_t first = 0; first < planned.size(); first += batchSize) {
     if (callbacks.isCancelled && callbacks.isCancelled()) {
       summary.cancelled = true;
@@ -222,46 +289,14 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       break;
     }
     if (callbacks.onProgress) callbacks.onProgress({first, planned.size(), planned[first].path});
-    const std::size_t end = std::min(planned.size(), first + batchSize);
-    std::vector<InputOutcome> outcomes(end - first);
-    std::vector<cv::Mat> images;
-    std::vector<FrameResult> frames(end - first);
-    std::vector<std::size_t> readable;  // indices into outcomes/frames of pictures that decoded
-    for (std::size_t i = first; i < end; ++i) {
-      InputOutcome& outcome = outcomes[i - first];
-      outcome.input = planned[i].path;
-      try {
-        images.push_back(readImageBgr(planned[i].path));
-        readable.push_back(i - first);
-      } catch (const std::exception& e) {
-        outcome.error = e.what();
-        logger().error("{}: {}", planned[i].path, e.what());
-      }
-    }
-    runModelsOnGroup(models, images, readable, frames, outcomes, options.personBoxes);
-    for (std::size_t k = 0; k < readable.size(); ++k) {
-      const std::size_t slot = readable[k];
-      InputOutcome& outcome = outcomes[slot];
-      if (!outcome.error.empty()) continue;
-      try {
-        outcome.inferenceMs = frames[slot].inferenceMs;
-        const std::string imageName = fs::path(outcome.input).filename().string();
-        FrameExportOptions exportOptions;
-        exportOptions.overlays = options.overlays;
-        exportOptions.keypointThreshold = options.keypointThreshold;
-        exportOptions.plyEncoding = options.plyEncoding;
-        exportOptions.plyFaces = options.plyFaces;
-        exportOptions.demoTasks = summary.demoTasks;
-        outcome.outputs =
-            exportFrame(frames[slot], images[k], planned[first + slot].outputStem, imageName, exportOptions);
-        outcome.ok = true;
-      } catch (const std::exception& e) {
-        outcome.error = e.what();
-        logger().error("{}: {}", outcome.input, e.what());
-      }
-    }
-    for (InputOutcome& outcome : outcomes) summary.inputs.push_back(std::move(outcome));
+    PictureGroup group = reading.get();
+    if (group.end < planned.size()) reading = std::async(std::launch::async, readGroup, group.end);
+    runModelsOnGroup(models, group.images, group.readable, group.frames, group.outcomes, options.personBoxes);
+    collectExports();
+    exporting = std::async(std::launch::async, exportGroup, std::move(group));
   }
+  collectExports();
+  if (reading.valid()) reading.wait();  // a read ahead of a cancellation
   if (callbacks.onProgress) callbacks.onProgress({planned.size(), planned.size(), ""});
 
   manifest["inputs"] = nlohmann::json::array();

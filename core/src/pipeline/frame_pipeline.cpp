@@ -19,7 +19,6 @@ namespace sapiens {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kHelperStageNicenessStep = 5;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -101,10 +100,7 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
     analysedFrames.close();
   };
 
-  // Decoding, encoding and writing need a few percent of the CPU; at the analyser's priority their
-  // wake-ups preempt one of the model's lock-step threads and stall the whole parallel region. Below it,
-  // they run in the gaps (measured on 2 cores: end to end 0.89 -> see docs/PERFORMANCE.md).
-  const int helperNiceness = threads::thisThreadNiceness() + kHelperStageNicenessStep;
+  const int helperNiceness = threads::thisThreadNiceness() + threads::kHelperNicenessStep;
   std::thread decoder([&] {
     threads::lowerThisThreadPriority(helperNiceness);
     SelectionFilter filter(selection);

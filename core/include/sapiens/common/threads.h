@@ -26,6 +26,12 @@ void ensureThreadPoolWaitPolicy(int argc, char** argv);
 /// refused (logged); a no-op returning true elsewhere.
 bool lowerThisThreadPriority(int niceness);
 
+/// How much nicer than the analysing thread the helper threads of a pipeline (decoding, reading,
+/// encoding, writing) run. They need a few percent of the CPU; at the analyser's priority their wake-ups
+/// preempt one of the model's lock-step threads and stall the whole parallel region (measured on 2
+/// cores, docs/PERFORMANCE.md "Video pipeline"); below it they run in its gaps.
+inline constexpr int kHelperNicenessStep = 5;
+
 /// The calling thread's nice value (0 where unknown).
 int thisThreadNiceness();
 
