@@ -180,11 +180,13 @@ auto reportingRunErrors(const char* pass, const at::Tensor& input, c10::Device d
   const auto outOfMemory = [&](bool onDevice, std::string detail) {
     detail.resize(std::min(detail.find('\n'), detail.size()));
     if (const auto cut = detail.find(" Of the allocated"); cut != std::string::npos) detail.resize(cut);
-    return ModelRunError(fmt::format(
-        "out of {} memory in the {} of a batch of {} at {}x{} ({} on {}): lower the batch size or the input "
-        "resolution{} [{}]",
-        onDevice ? "GPU" : "host", pass, input.size(0), input.size(2), input.size(3), computeDtypeName(dtype),
-        device.str(), onDevice ? ", or run on the CPU" : "", detail));
+    return ModelOutOfMemoryError(
+        fmt::format(
+            "out of {} memory in the {} of a batch of {} at {}x{} ({} on {}): lower the batch size or "
+            "the input resolution{} [{}]",
+            onDevice ? "GPU" : "host", pass, input.size(0), input.size(2), input.size(3),
+            computeDtypeName(dtype), device.str(), onDevice ? ", or run on the CPU" : "", detail),
+        onDevice);
   };
   try {
     return fn();

@@ -19,4 +19,15 @@ class ModelRunError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A pass that ran out of host or GPU memory; the message says which, at what batch and input size, and
+/// what to lower. Front ends may say it in their own terms.
+class ModelOutOfMemoryError : public ModelRunError {
+ public:
+  ModelOutOfMemoryError(const std::string& message, bool onGpu) : ModelRunError(message), onGpu_(onGpu) {}
+  bool onGpu() const { return onGpu_; }
+
+ private:
+  bool onGpu_;
+};
+
 }  // namespace sapiens

@@ -1,0 +1,286 @@
+// sapiens-cli soak: a long live session in one process, watched for leaks. Frames from a camera (the
+// synthetic one by default) go through the frame pipeline with the chosen task models, and the sink draws
+// the annotated picture and encodes it into a video, as `run --camera` does. Resident memory, open file
+// descriptors and threads are sampled before the run, after a warm-up, every --sample-every frames, at
+// the last frame and after the run; the verdict fails (exit 1) when resident memory grew by
+// --max-rss-growth percent or more after the warm-up, when descriptors or threads grew after the warm-up,
+// or when the run left descriptors open.
+
+#include "cli_command.h"
+#include "input_size_option.h"
+
+#include "sapiens/media/frame_source.h"
+#include "sapiens/media/video_writer.h"
+#include "sapiens/model/architecture.h"
+#include "sapiens/pipeline/frame_export.h"
+#include "sapiens/pipeline/frame_pipeline.h"
+#include "sapiens/pipeline/task_models.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sapiens::cli {
+namespace {
+
+struct SoakArgs {
+  std::int64_t frames = 10000;
+  std::string source = "synthetic:160x120@240";
+  std::string tasks = "seg,pose";
+  std::string modelDir;
+  std::map<Task, std::string> modelPaths;
+  std::string inputSize;
+  std::string device = "auto";
+  std::int64_t warmupFrames = -1;  // -1: 5% of --frames
+  std::int64_t sampleEvery = 1000;
+  double maxRssGrowthPercent = 5;
+  std::string videoOut;
+  bool json = false;
+};
+
+/// What the process holds at one moment, from /proc/self.
+struct Usage {
+  std::int64_t rssKiB = 0;
+  int fds = 0;
+  int threads = 0;
+};
+
+std::int64_t statusField(const std::string& status, const std::string& key) {
+  const auto at = status.find("\n" + key + ":");
+  if (at == std::string::npos) throw std::runtime_error("/proc/self/status has no " + key + " line");
+  return std::stoll(status.substr(at + key.size() + 2));
+}
+
+Usage sampleUsage() {
+  std::ifstream in("/proc/self/status");
+  std::stringstream text;
+  text << "\n" << in.rdbuf();
+  const std::string status = text.str();
+  Usage u;
+  u.rssKiB = statusField(status, "VmRSS");
+  u.threads = static_cast<int>(statusField(status, "Threads"));
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++entries;
+  u.fds = entries - 1;  // the listing's own descriptor
+  return u;
+}
+
+struct Sample {
+  std::string label;  // "before", "warm-up", "", "end", "after"
+  std::int64_t frames = 0;
+  double seconds = 0;
+  std::int64_t dropped = 0;
+  Usage usage;
+};
+
+std::vector<Task> parseTaskList(const std::string& text) {
+  std::vector<Task> tasks;
+  std::stringstream in(text);
+  for (std::string name; std::getline(in, name, ',');) {
+    auto task = parseTask(name);
+    if (!task || *task == Task::Backbone)
+      throw CLI::ValidationError("--task",
+                                 "unknown task '" + name + "' (pose, seg, normal, albedo, pointmap)");
+    tasks.push_back(*task);
+  }
+  return tasks;
+}
+
+// A pointmap head with a scale branch only works on the token grid its first linear layer was made for.
+bool fixesItsInputSize(const Model& model) {
+  const Architecture& arch = model.architecture();
+  return arch.task == Task::Pointmap && !arch.head.scaleMlp.empty() && !arch.head.scaleConvChannels.empty();
+}
+
+void printRow(const Sample& s) {
+  const double fps = s.seconds > 0 ? static_cast<double>(s.frames) / s.seconds : 0;
+  std::string row =
+      fmt::format("{:>8} {:>9.1f} {:>9.1f} {:>8} {:>10.1f} {:>5} {:>8}", s.frames, s.seconds, fps, s.dropped,
+                  static_cast<double>(s.usage.rssKiB) / 1024.0, s.usage.fds, s.usage.threads);
+  if (!s.label.empty()) row += "  " + s.label;
+  std::cout << row << "\n" << std::flush;
+}
+
+nlohmann::json sampleJson(const Sample& s) {
+  return {{"label", s.label},          {"frames", s.frames},        {"seconds", s.seconds},
+          {"dropped", s.dropped},      {"rss_kib", s.usage.rssKiB}, {"fds", s.usage.fds},
+          {"threads", s.usage.threads}};
+}
+
+int runSoak(const SoakArgs& a) {
+  const std::int64_t warmup = a.warmupFrames >= 0 ? a.warmupFrames : std::max<std::int64_t>(1, a.frames / 20);
+  if (warmup >= a.frames)
+    throw CLI::ValidationError("--warmup-frames",
+                               fmt::format("{} is not below --frames {}", warmup, a.frames));
+
+  TaskModelRequest request;
+  request.tasks = parseTaskList(a.tasks);
+  request.modelPaths = a.modelPaths;
+  request.modelDir = a.modelDir;
+  request.device = a.device;
+  request.demoFallback = a.modelDir.empty();
+  LoadedTaskModels loaded = loadTaskModels(request);
+  if (!loaded.errors.empty()) throw std::runtime_error(loaded.errors.front());
+  FramePipelineOptions pipeline;
+  std::string sizes;
+  for (LoadedTaskModel& m : loaded.models) {
+    if (!a.inputSize.empty() && !fixesItsInputSize(m.model)) m.inputSize = parseInputSize(a.inputSize);
+    pipeline.models.push_back({&m.model, m.inputSize});
+    sizes += fmt::format("{}{} {}x{}{}", sizes.empty() ? "" : ", ", taskName(m.task), m.inputSize.height,
+                         m.inputSize.width, m.model.isDemoWeights() ? " (untrained demo weights)" : "");
+  }
+
+  std::unique_ptr<FrameSource> source = openFrameSource(a.source);
+  const SourceInfo info = source->info();
+  const bool tempVideo = a.videoOut.empty();
+  const std::string videoPath =
+      tempVideo
+          ? (std::filesystem::temp_directory_path() / fmt::format("sapiens-soak-{}.mp4", ::getpid())).string()
+          : a.videoOut;
+  if (!a.json)
+    std::cout << fmt::format("soak: {} frames from {} ({}x{}), {}; annotated video {}\n", a.frames, a.source,
+                             info.width, info.height, sizes, videoPath)
+              << fmt::format("{:>8} {:>9} {:>9} {:>8} {:>10} {:>5} {:>8}\n", "frames", "seconds", "frames/s",
+                             "dropped", "rss MiB", "fds", "threads");
+
+  std::vector<Sample> samples;
+  auto record = [&](Sample s) {
+    if (!a.json) printRow(s);
+    samples.push_back(std::move(s));
+  };
+  record({"before", 0, 0, 0, sampleUsage()});
+
+  std::unique_ptr<VideoWriter> writer;
+  std::atomic<bool> reached{false};
+  FramePipelineCallbacks callbacks;
+  callbacks.sink = [&](ProcessedFrame& p) {
+    const cv::Mat picture = annotatedPicture(p.result, p.frame.bgr, 0.3f);
+    if (!writer) {
+      VideoWriterOptions w;
+      w.width = picture.cols;
+      w.height = picture.rows;
+      w.fps = info.fps > 0 ? info.fps : 25;
+      if (!info.live) w.timeBase = info.timeBase;
+      writer = std::make_unique<VideoWriter>(videoPath, w);
+    }
+    writer->write(picture, p.frame.timestampSeconds);
+  };
+  // Samples are taken on the sink's thread right after a frame, so each sees the same stage of the run.
+  callbacks.onProgress = [&](const FramePipelineStats& stats) {
+    const std::int64_t n = stats.processed;
+    if (reached || (n != warmup && n % a.sampleEvery != 0 && n != a.frames)) return;
+    const char* label = n == warmup ? "warm-up" : (n == a.frames ? "end" : "");
+    record({label, n, stats.wallSeconds, stats.dropped, sampleUsage()});
+    if (n >= a.frames) reached = true;
+  };
+  callbacks.isCancelled = [&] { return reached.load(); };
+  const FramePipelineStats stats = runFramePipeline(*source, pipeline, callbacks);
+  if (writer) writer->finish();
+  writer.reset();
+  source.reset();
+  if (tempVideo) std::filesystem::remove(videoPath);
+  if (!stats.error.empty())
+    throw std::runtime_error(fmt::format("the {} stage failed after {} frames: {}", stats.failedStage,
+                                         stats.processed, stats.error));
+  if (!reached)
+    throw std::runtime_error(
+        fmt::format("{} ended after {} of {} frames", a.source, stats.processed, a.frames));
+  record({"after", stats.processed, stats.wallSeconds, stats.dropped, sampleUsage()});
+
+  const auto find = [&](const char* label) {
+    return *std::find_if(samples.begin(), samples.end(), [&](const Sample& s) { return s.label == label; });
+  };
+  const Sample before = find("before"), warm = find("warm-up"), end = find("end"), after = find("after");
+  const double growth = 100.0 * static_cast<double>(end.usage.rssKiB - warm.usage.rssKiB) /
+                        static_cast<double>(warm.usage.rssKiB);
+  std::vector<std::string> problems;
+  if (growth >= a.maxRssGrowthPercent)
+    problems.push_back(fmt::format("resident memory grew {:.1f}% after the warm-up", growth));
+  if (end.usage.fds > warm.usage.fds)
+    problems.push_back(fmt::format("{} more file descriptors open", end.usage.fds - warm.usage.fds));
+  if (end.usage.threads > warm.usage.threads)
+    problems.push_back(fmt::format("{} more threads", end.usage.threads - warm.usage.threads));
+  if (after.usage.fds > before.usage.fds)
+    problems.push_back(
+        fmt::format("{} file descriptors left open after the run", after.usage.fds - before.usage.fds));
+  const bool pass = problems.empty();
+
+  if (a.json) {
+    nlohmann::json j = {{"source", a.source},
+                        {"frames", a.frames},
+                        {"warmup_frames", warmup},
+                        {"models", sizes},
+                        {"seconds", stats.wallSeconds},
+                        {"dropped", stats.dropped},
+                        {"rss_growth_percent", growth},
+                        {"max_rss_growth_percent", a.maxRssGrowthPercent},
+                        {"pass", pass},
+                        {"problems", problems},
+                        {"samples", nlohmann::json::array()}};
+    for (const Sample& s : samples) j["samples"].push_back(sampleJson(s));
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << fmt::format(
+        "soak: {}  rss {:.1f} -> {:.1f} MiB ({:+.1f}%, limit {:.0f}%)  fds {} -> {}  threads {} -> {}  ({} "
+        "frames "
+        "in {:.1f} s, {} dropped by the camera)\n",
+        pass ? "PASS" : "FAIL", static_cast<double>(warm.usage.rssKiB) / 1024.0,
+        static_cast<double>(end.usage.rssKiB) / 1024.0, growth, a.maxRssGrowthPercent, warm.usage.fds,
+        end.usage.fds, warm.usage.threads, end.usage.threads, end.frames, end.seconds, stats.dropped);
+    for (const std::string& p : problems) std::cout << "soak: " << p << "\n";
+  }
+  return pass ? kOk : kFailure;
+}
+
+CliCommand soakCommand("soak", [](CLI::App& app) -> CommandAction {
+  auto a = std::make_shared<SoakArgs>();
+  auto* sub = app.add_subcommand(
+      "soak",
+      "A long live session through the frame pipeline, checked for memory, descriptor and thread growth");
+  sub->add_option("--frames", a->frames, "Frames to process")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--source", a->source, "Camera or video: synthetic:WxH@FPS, /dev/videoN, a file")
+      ->capture_default_str();
+  sub->add_option("--task", a->tasks, "Comma-separated: pose,seg,normal,albedo,pointmap")
+      ->capture_default_str();
+  sub->add_option("--model-dir", a->modelDir,
+                  "Checkpoint root in the official layout (default: the demo weights)");
+  for (Task t : {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap}) {
+    const std::string name(taskName(t));
+    sub->add_option_function<std::string>(
+        "--" + name + "-model", [a, t](const std::string& path) { a->modelPaths[t] = path; },
+        "Checkpoint for " + name);
+  }
+  sub->add_option("--input-size", a->inputSize,
+                  "Network input HxW (default: the model's; a pointmap head that fixes its own keeps it)");
+  sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  sub->add_option("--warmup-frames", a->warmupFrames,
+                  "Frames before the baseline sample (default: 5% of --frames)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--sample-every", a->sampleEvery, "Frames between samples")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-rss-growth", a->maxRssGrowthPercent,
+                  "Percent of resident-memory growth after the warm-up that fails the soak")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--video-out", a->videoOut,
+                  "Keep the annotated video here (default: a temporary file, removed)");
+  sub->add_flag("--json", a->json, "One JSON object on stdout instead of the table");
+  return [a] { return runSoak(*a); };
+});
+
+}  // namespace
+}  // namespace sapiens::cli
