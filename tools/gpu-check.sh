@@ -2,7 +2,8 @@
 # One prepared check for a machine with an NVIDIA GPU and a CUDA PyTorch or LibTorch 2.x:
 #   1. configure the core-only build (model library, sapiens-cli and its bench: LibTorch and header-only
 #      libraries) against that LibTorch, refusing a CPU-only one (SAPIENS_REQUIRE_CUDA);
-#   2. build sapiens-cli;
+#   2. build sapiens-cli; and, where nvcc was found, the custom CUDA kernels' test program
+#      (test_cuda_kernels: each kernel of core/src/cuda against its CPU reference on this GPU);
 #   3. numeric parity on the golden fixtures (tests/fixtures/golden) on the GPU: fp32 at the fixtures'
 #      tolerances (intermediates too), bf16 final outputs at x150 (sapiens-cli forward --expect);
 #   4. benchmark the backbones (default 0.4b, 1b, 5b) at 1024x768 in bf16 at batch 1 and 8, one table,
@@ -12,13 +13,14 @@
 #
 # tools/gpu-check.sh [--dry-run] [--torch-prefix DIR] [--build DIR] [--out DIR] [--debs DIR]
 #                    [--archs "0.4b 1b 5b"] [--batches "1 8"] [--skip-parity] [--skip-bench] [--skip-oom]
-#                    [--oom-batch N]
+#                    [--oom-batch N] [--skip-kernels]
 #   --dry-run       say what would run, run nothing (the LibTorch look-up included)
 #   --torch-prefix  LibTorch's CMake prefix; default $SAPIENS_TORCH_PREFIX, else the one of python3's torch
 #   --debs DIR      .deb files (e.g. libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev, fetched with
 #                   `apt-get download` where the registry is reachable) unpacked into a private prefix
 #                   that is searched too, for a machine without them
-# Exit codes: 0 all checks passed, 1 a parity check failed, 2 setup failed (no CUDA LibTorch, configure
+#   --skip-kernels  do not build or run the custom CUDA kernels' test
+# Exit codes: 0 all checks passed, 1 a parity or kernel check failed, 2 setup failed (no CUDA LibTorch, configure
 # or build error, bad arguments).
 set -euo pipefail
 
@@ -34,6 +36,7 @@ parity=1
 bench=1
 oom=1
 oom_batch=2048
+kernels=1
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 fail_setup() {
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
     --skip-bench) bench=0 ;;
     --skip-oom) oom=0 ;;
     --oom-batch) oom_batch="${2:?--oom-batch needs a size}"; shift ;;
+    --skip-kernels) kernels=0 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; fail_setup "unknown argument '$1'" ;;
   esac
@@ -129,9 +133,35 @@ cli="$build/app/sapiens-cli"
 step "$cli" doctor
 scratch="$build/outputs"
 step mkdir -p "$scratch"
+failed=0
+
+# 2b. the custom CUDA kernels (built only where configure found nvcc): exit 0 pass, 77 no device, else fail
+if [ "$kernels" = 1 ]; then
+  echo "== custom CUDA kernels"
+  kernel_test="$build/core/test_cuda_kernels"
+  if [ "$dry_run" = 1 ]; then
+    step cmake --build "$build" --target test_cuda_kernels -j "$(nproc)"
+    step "$kernel_test"
+  elif ! cmake --build "$build" --target help 2>/dev/null | grep -q "test_cuda_kernels"; then
+    echo "gpu-check: kernels NOT BUILT: configure found no usable nvcc (put the CUDA toolkit's bin on PATH or set CUDACXX)"
+  elif ! cmake --build "$build" --target test_cuda_kernels -j "$(nproc)" >"$out/build-kernels.log" 2>&1; then
+    tail -n 40 "$out/build-kernels.log"
+    echo "gpu-check: KERNEL CHECK FAILED: the kernels did not build (log in $out/build-kernels.log)"
+    failed=1
+  else
+    set +e
+    "$kernel_test"
+    rc=$?
+    set -e
+    case "$rc" in
+      0) echo "gpu-check: kernels match their CPU references" ;;
+      77) echo "gpu-check: kernels SKIPPED: the test found no CUDA device" ;;
+      *) echo "gpu-check: KERNEL CHECK FAILED: test_cuda_kernels exit $rc (above)"; failed=1 ;;
+    esac
+  fi
+fi
 
 # 3. parity
-failed=0
 if [ "$parity" = 1 ]; then
   golden="$root/tests/fixtures/golden"
   for fixture in backbone backbone_bf16 pose seg normal albedo pointmap; do
@@ -209,7 +239,7 @@ fi
 if [ "$dry_run" = 1 ]; then
   echo "gpu-check: dry run, nothing was run"
 elif [ "$failed" = 1 ]; then
-  echo "gpu-check: parity FAILED (see above); log in $out/gpu-check.log"
+  echo "gpu-check: parity or kernel check FAILED (see above); log in $out/gpu-check.log"
   exit 1
 else
   echo "gpu-check: done; log and outputs in $out"

@@ -9,6 +9,8 @@
 #include "sapiens/pipeline/postprocess.h"
 #include "test_support.h"
 
+#include "cuda/kernels.h"
+
 #include <ATen/ATen.h>
 #include "golden_tensors.h"
 
@@ -17,7 +19,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 namespace {
 
@@ -30,6 +34,29 @@ sapiens::Padding paddingOf(const at::Tensor& p) {
           static_cast<int>(p[2].item<std::int64_t>()), static_cast<int>(p[3].item<std::int64_t>())};
 }
 
+/// Pixels where `labels` differs from argmax(1) of the upsampled logits (ATen), and how many of those are
+/// not near-ties (the upsampled values of the two labels more than 1e-5 relative apart).
+struct LabelComparison {
+  std::int64_t differing = 0;
+  std::int64_t beyondNearTies = 0;
+};
+
+LabelComparison compareWithUpsampledArgmax(const at::Tensor& logits,
+                                           const at::Tensor& labels /* (H, W) long */) {
+  const cv::Size size(static_cast<int>(labels.size(1)), static_cast<int>(labels.size(0)));
+  const at::Tensor upsampled = sapiens::upsampleSegLogits(logits, size).squeeze(0);
+  const at::Tensor expected = upsampled.argmax(0);
+  const at::Tensor differ = labels.ne(expected);
+  const at::Tensor mine = upsampled.gather(0, labels.unsqueeze(0)).squeeze(0);
+  const at::Tensor theirs = upsampled.gather(0, expected.unsqueeze(0)).squeeze(0);
+  const at::Tensor nearTie = (mine - theirs).abs() <= theirs.abs() * 1e-5;
+  return {differ.sum().item<std::int64_t>(), (differ & nearTie.logical_not()).sum().item<std::int64_t>()};
+}
+
+at::Tensor labelTensor(const cv::Mat& labels) {
+  return tensorOfMat(labels).squeeze(2).to(at::kLong);
+}
+
 }  // namespace
 
 class PipelinePostprocessTest : public QObject {
@@ -39,6 +66,10 @@ class PipelinePostprocessTest : public QObject {
   void segMatchesOfficialPostprocessing_data();
   void segMatchesOfficialPostprocessing();
   void segProbabilitiesAgreeWithTheLabels();
+  void fusedSegLabelsEqualTheUpsampledArgmax_data();
+  void fusedSegLabelsEqualTheUpsampledArgmax();
+  void fusedSegLabelsTreatNanAsTheMaximum();
+  void cudaKernelReferencesAgreeWithAten();
   void normalMatchesOfficialPostprocessing_data();
   void normalMatchesOfficialPostprocessing();
   void albedoIsClampedCroppedAndResized();
@@ -91,6 +122,137 @@ void PipelinePostprocessTest::segProbabilitiesAgreeWithTheLabels() {
   QVERIFY(maxAbsDifference(seg.probabilities.sum(0), at::ones({36, 30})) < 1e-5);
   const at::Tensor argmax = seg.probabilities.argmax(0);
   QCOMPARE(argmax.equal(tensorOfMat(seg.labels).squeeze(2).to(at::kLong)), true);
+}
+
+void PipelinePostprocessTest::fusedSegLabelsEqualTheUpsampledArgmax_data() {
+  QTest::addColumn<int>("classes");
+  QTest::addColumn<int>("height");
+  QTest::addColumn<int>("width");
+  QTest::addColumn<int>("outHeight");
+  QTest::addColumn<int>("outWidth");
+  QTest::addColumn<bool>("bfloat16");
+  QTest::addColumn<bool>("coarse");  // values on a 1/8 grid: many exact ties (the first class wins)
+  QTest::newRow("29 classes 64x48 -> 540x960") << 29 << 64 << 48 << 540 << 960 << false << false;
+  QTest::newRow("odd 37x23 -> 101x59") << 7 << 37 << 23 << 101 << 59 << false << false;
+  QTest::newRow("down 100x80 -> 33x47") << 5 << 100 << 80 << 33 << 47 << false << false;
+  QTest::newRow("up and down 13x40 -> 37x11") << 6 << 13 << 40 << 37 << 11 << false << false;
+  QTest::newRow("same size 16x16") << 3 << 16 << 16 << 16 << 16 << false << false;
+  QTest::newRow("one class") << 1 << 5 << 7 << 9 << 11 << false << false;
+  QTest::newRow("256 classes") << 256 << 8 << 6 << 31 << 17 << false << false;
+  QTest::newRow("1x1 map") << 4 << 1 << 1 << 5 << 7 << false << false;
+  QTest::newRow("one row 1x9 -> 4x20") << 3 << 1 << 9 << 4 << 20 << false << false;
+  QTest::newRow("bfloat16 32x24 -> 97x131") << 29 << 32 << 24 << 97 << 131 << true << false;
+  QTest::newRow("ties 20x20 -> 77x53") << 8 << 20 << 20 << 77 << 53 << false << true;
+}
+
+// segLabels without probabilities runs the fused row-by-row upsampling + argmax on the CPU; the reference
+// is argmax over the whole upsampled map (upsampleSegLogits), as segLabels did before.
+void PipelinePostprocessTest::fusedSegLabelsEqualTheUpsampledArgmax() {
+  QFETCH(int, classes);
+  QFETCH(int, height);
+  QFETCH(int, width);
+  QFETCH(int, outHeight);
+  QFETCH(int, outWidth);
+  QFETCH(bool, bfloat16);
+  QFETCH(bool, coarse);
+  at::manual_seed(classes * 1000 + outWidth);
+  at::Tensor logits = at::randn({1, classes, height, width}) * 3.0;
+  if (coarse) logits = (logits * 8.0).round() / 8.0;
+  if (bfloat16) logits = logits.to(at::kBFloat16);
+  const cv::Size size(outWidth, outHeight);
+  const sapiens::SegResult fused = sapiens::segLabels(logits, size);
+  QCOMPARE(fused.labels.size(), size);
+  const LabelComparison c = compareWithUpsampledArgmax(logits, labelTensor(fused.labels));
+  qInfo("fused vs upsampled argmax: %lld of %d labels differ (%lld beyond near-ties)",
+        static_cast<long long>(c.differing), outWidth * outHeight, static_cast<long long>(c.beyondNearTies));
+  QCOMPARE(c.beyondNearTies, std::int64_t{0});
+  // The reference path (kept for probabilities) gives the same labels.
+  const sapiens::SegResult reference = sapiens::segLabels(logits, size, true);
+  QCOMPARE(cv::countNonZero(reference.labels != fused.labels), static_cast<int>(c.differing));
+}
+
+void PipelinePostprocessTest::fusedSegLabelsTreatNanAsTheMaximum() {
+  at::manual_seed(11);
+  at::Tensor logits = at::randn({1, 9, 24, 18});
+  // Scattered NaN logits (each spreads to the output pixels interpolating it), and one class NaN in
+  // a whole block: argmax counts NaN as the maximum, the first NaN class wins.
+  logits.masked_fill_(at::rand({1, 9, 24, 18}) < 0.02, std::numeric_limits<float>::quiet_NaN());
+  logits.narrow(1, 6, 1).narrow(2, 4, 6).narrow(3, 3, 5).fill_(std::numeric_limits<float>::quiet_NaN());
+  logits.narrow(1, 2, 1).narrow(2, 8, 2).narrow(3, 5, 2).fill_(std::numeric_limits<float>::quiet_NaN());
+  const cv::Size size(61, 83);
+  const at::Tensor fused = labelTensor(sapiens::segLabels(logits, size).labels);
+  const at::Tensor reference = labelTensor(sapiens::segLabels(logits, size, true).labels);
+  const at::Tensor upsampledNan = sapiens::upsampleSegLogits(logits, size).squeeze(0).isnan();
+  QVERIFY(upsampledNan.any(0).sum().item<std::int64_t>() > 100);  // the case is exercised
+  QCOMPARE(fused.ne(reference).sum().item<std::int64_t>(), std::int64_t{0});
+  // Where class 2 is NaN the label is 2 or an earlier NaN class, never a later one.
+  const at::Tensor firstNan = upsampledNan.to(at::kByte).argmax(0);
+  const at::Tensor anyNan = upsampledNan.any(0);
+  QCOMPARE(fused.masked_select(anyNan).equal(firstNan.masked_select(anyNan)), true);
+}
+
+// The CPU references of the CUDA kernels (core/src/cuda/kernels.h; the kernels themselves are compared
+// with them by tests/cuda on a GPU) against ATen on this machine.
+void PipelinePostprocessTest::cudaKernelReferencesAgreeWithAten() {
+  using sapiens::cuda::ElementType;
+  at::manual_seed(5);
+  // (a) upsample + argmax: float32 and bfloat16 logits, labels as ATen's except near-ties.
+  for (const bool bf16 : {false, true}) {
+    const at::Tensor logits =
+        (at::randn({1, 29, 64, 48}) * 3.0).to(bf16 ? at::kBFloat16 : at::kFloat).contiguous();
+    at::Tensor labels = at::empty({270, 480}, at::kByte);
+    sapiens::cuda::upsampleArgmaxReference(logits.data_ptr(),
+                                           bf16 ? ElementType::BFloat16 : ElementType::Float32, 1, 29, 64, 48,
+                                           270, 480, labels.data_ptr<std::uint8_t>());
+    const LabelComparison c = compareWithUpsampledArgmax(logits, labels.to(at::kLong));
+    qInfo("kernel reference (%s) vs ATen: %lld of %d labels differ (%lld beyond near-ties)",
+          bf16 ? "bf16" : "fp32", static_cast<long long>(c.differing), 270 * 480,
+          static_cast<long long>(c.beyondNearTies));
+    QCOMPARE(c.beyondNearTies, std::int64_t{0});
+  }
+
+  // (b) heatmap peaks: numpy's argmax / amax per channel, NaN included.
+  at::Tensor heatmaps = at::randn({2, 5, 16, 12});
+  heatmaps[0][1].fill_(0.5);    // all equal: index 0
+  heatmaps[0][2][3][4] = 9.0f;  // the maximum twice: the first
+  heatmaps[0][2][7][1] = 9.0f;
+  heatmaps[1][0][2][2] = std::numeric_limits<float>::quiet_NaN();  // NaN twice: the first NaN
+  heatmaps[1][0][9][0] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<std::int32_t> indices(10);
+  std::vector<float> values(10);
+  sapiens::cuda::heatmapPeaksReference(heatmaps.data_ptr(), ElementType::Float32, 2, 5, 16, 12,
+                                       indices.data(), values.data());
+  const at::Tensor flat = heatmaps.reshape({10, -1});
+  for (int m = 0; m < 10; ++m) {
+    const at::Tensor row = flat[m];
+    const bool hasNan = row.isnan().any().item<bool>();
+    const std::int64_t expected =
+        hasNan ? row.isnan().nonzero()[0][0].item<std::int64_t>() : row.argmax().item<std::int64_t>();
+    QCOMPARE(static_cast<std::int64_t>(indices[static_cast<std::size_t>(m)]), expected);
+    if (hasNan) {
+      QVERIFY(std::isnan(values[static_cast<std::size_t>(m)]));
+    } else {
+      QCOMPARE(values[static_cast<std::size_t>(m)], row.max().item<float>());
+    }
+  }
+  QCOMPARE(indices[1], 0);
+  QCOMPARE(indices[2], 3 * 12 + 4);
+  QCOMPARE(indices[5], 2 * 12 + 2);
+
+  // (c) vertex buffer: the finite, unmasked points in pixel order.
+  at::Tensor pointmap = at::randn({3, 30, 40});
+  pointmap.masked_fill_(at::rand({3, 30, 40}) < 0.05, std::numeric_limits<float>::infinity());
+  pointmap.masked_fill_(at::rand({3, 30, 40}) < 0.05, std::numeric_limits<float>::quiet_NaN());
+  const at::Tensor mask = (at::rand({30, 40}) < 0.7).to(at::kByte);
+  std::vector<float> vertices(3 * 30 * 40);
+  const std::int64_t count = sapiens::cuda::pointmapVerticesReference(
+      pointmap.data_ptr(), ElementType::Float32, mask.data_ptr<std::uint8_t>(), 30, 40, vertices.data());
+  const at::Tensor keep = (pointmap.isfinite().all(0) & mask.to(at::kBool)).reshape({-1});
+  const at::Tensor expected =
+      pointmap.reshape({3, -1}).t().index_select(0, keep.nonzero().squeeze(1)).contiguous();
+  QCOMPARE(count, expected.size(0));
+  QVERIFY(count > 100);
+  QCOMPARE(std::memcmp(vertices.data(), expected.data_ptr<float>(), static_cast<std::size_t>(count) * 12), 0);
 }
 
 void PipelinePostprocessTest::normalMatchesOfficialPostprocessing_data() {
