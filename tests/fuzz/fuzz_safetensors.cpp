@@ -2,9 +2,8 @@
 // arbitrary bytes. Every input must either open, with every tensor's bytes inside the mapping, or be
 // refused with SafetensorsError; anything else (a crash, a sanitizer report, another exception) is a bug.
 
+#include "fuzz_support.h"
 #include "sapiens/model/safetensors.h"
-
-#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -12,25 +11,10 @@
 #include <cstdlib>
 #include <string>
 
-namespace {
-
-// The reader maps a file, so each input goes through one: in /dev/shm when there is one.
-const std::string& scratchPath() {
-  static const std::string path = [] {
-    const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    return std::string(dir) + "/sapiens-fuzz-safetensors-" + std::to_string(getpid());
-  }();
-  return path;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string& path = scratchPath();
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) std::abort();
-  if (size > 0 && std::fwrite(data, 1, size, file) != size) std::abort();
-  std::fclose(file);
+  // The reader maps a file, so each input goes through one (in /dev/shm when there is one).
+  static const std::string path = sapiens::fuzz::scratchDir("safetensors") + "/input.safetensors";
+  sapiens::fuzz::writeFile(path, data, size);
   try {
     const sapiens::SafetensorsFile st = sapiens::SafetensorsFile::open(path);
     unsigned checksum = 0;

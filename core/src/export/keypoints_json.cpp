@@ -51,6 +51,9 @@ PoseInstance readInstance(const Cursor& cursor) {
   bbox.arraySize(4);
   instance.bbox = {static_cast<float>(bbox[0].number()), static_cast<float>(bbox[1].number()),
                    static_cast<float>(bbox[2].number()), static_cast<float>(bbox[3].number())};
+  // Beyond float's range the box would be infinite, and written back as null.
+  for (const float value : {instance.bbox.x1, instance.bbox.y1, instance.bbox.x2, instance.bbox.y2})
+    if (!std::isfinite(value)) bbox.fail("a coordinate is outside the range of a float");
   if (const auto source = cursor.optional("bbox_source")) instance.bboxSource = source->string();
 
   const auto keypoints = cursor["keypoints"];
@@ -117,6 +120,8 @@ KeypointPredictions readKeypointsJson(const std::string& path) {
   predictions.imageHeight = static_cast<int>(height);
   predictions.imageWidth = static_cast<int>(width);
   predictions.keypointThreshold = static_cast<float>(root["kpt_thr_used"].number());
+  if (!std::isfinite(predictions.keypointThreshold))
+    root["kpt_thr_used"].fail("outside the range of a float");
 
   const auto frames = root["frames"];
   for (std::size_t f = 0; f < frames.arraySize(); ++f) {
@@ -130,7 +135,10 @@ KeypointPredictions readKeypointsJson(const std::string& path) {
 
   // The official demo writes null when it saw no person; the instances then tell nothing either.
   std::optional<std::int64_t> declared;
-  if (const auto count = root.optional("num_keypoints")) declared = count->integer();
+  if (const auto count = root.optional("num_keypoints")) {
+    declared = count->integer();
+    if (*declared < 0 || *declared > std::numeric_limits<int>::max()) count->fail("not a keypoint count");
+  }
   std::optional<std::size_t> seen;
   for (std::size_t f = 0; f < predictions.frames.size(); ++f) {
     for (std::size_t i = 0; i < predictions.frames[f].instances.size(); ++i) {

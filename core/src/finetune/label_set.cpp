@@ -16,6 +16,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -108,6 +109,7 @@ LabelSet loadLabelSet(const std::string& folder) {
       const Cursor entry = frames[i];
       LabelledFrame frame;
       frame.image = entry["image"].string();
+      if (frame.image.empty()) entry["image"].fail("a frame needs a picture, not an empty path");
       frame.mask = readOptionalString(entry, "mask");
       frame.keypoints = readOptionalString(entry, "keypoints");
       frame.target = readOptionalString(entry, "target");
@@ -120,8 +122,10 @@ LabelSet loadLabelSet(const std::string& folder) {
   for (std::size_t i = 0; i < labels.frames.size(); ++i) {
     const LabelledFrame& frame = labels.frames[i];
     for (const std::string* file : {&frame.image, &frame.mask, &frame.keypoints, &frame.target}) {
-      if (!file->empty() && !fs::exists(labels.resolve(*file))) {
-        throw LabelSetError(labels.resolve(*file), fmt::format("missing (frame {} of {})", i, path));
+      std::error_code ec;  // a name the file system refuses (too long, ...) is an error, not an exception
+      if (!file->empty() && !fs::exists(labels.resolve(*file), ec)) {
+        throw LabelSetError(labels.resolve(*file),
+                            fmt::format("{} (frame {} of {})", ec ? ec.message() : "missing", i, path));
       }
     }
   }
@@ -354,9 +358,20 @@ LabelSet importCocoKeypoints(const std::string& cocoPath, const std::string& ima
   labels.folder = destination;
   labels.task = Task::Pose;
   for (const std::string& name : coco.keypointNames) labels.classes.push_back({name, {}, std::nullopt});
+  // Every person of a set has its keypoint count (the names', or the released model's without names).
+  const std::size_t keypointCount = labelCount(labels);
   std::map<std::int64_t, std::vector<const CocoKeypointAnnotation*>> byImage;
-  for (const CocoKeypointAnnotation& annotation : coco.annotations)
+  for (const CocoKeypointAnnotation& annotation : coco.annotations) {
+    if (annotation.keypoints.size() != keypointCount) {
+      throw LabelSetError(cocoPath,
+                          fmt::format("annotation {} has {} keypoints, not {} ({})", annotation.id,
+                                      annotation.keypoints.size(), keypointCount,
+                                      coco.keypointNames.empty() ? "no keypoint names: the released model's"
+                                                                 : "the person category's keypoint names"));
+    }
     byImage[annotation.imageId].push_back(&annotation);
+  }
+  std::set<std::string> names;  // images of the same stem from different folders get NAME_2, NAME_3, ...
   for (const CocoImage& image : coco.images) {
     const auto annotations = byImage.find(image.id);
     if (annotations == byImage.end()) continue;
@@ -369,14 +384,21 @@ LabelSet importCocoKeypoints(const std::string& cocoPath, const std::string& ima
     }
     for (const CocoKeypointAnnotation* annotation : annotations->second) {
       PersonLabel person;
-      person.bbox = annotation->bbox;
+      // Tools write [0, 0, 0, 0] for a person without a box: it gets the default (the keypoints' box).
+      const BoundingBox& box = annotation->bbox;
+      if (std::isfinite(box.x1) && std::isfinite(box.y1) && std::isfinite(box.x2) && std::isfinite(box.y2) &&
+          box.x2 > box.x1 && box.y2 > box.y1)
+        person.bbox = box;
       for (std::size_t k = 0; k < annotation->keypoints.size(); ++k) {
         person.keypoints.push_back(
             {annotation->keypoints[k][0], annotation->keypoints[k][1], annotation->visibility[k]});
       }
       frame.people.push_back(std::move(person));
     }
-    addFrame(labels, fs::path(image.fileName).stem().string(), frame);
+    const std::string stem = fs::path(image.fileName).stem().string();
+    std::string name = stem;
+    for (int n = 2; !names.insert(name).second; ++n) name = stem + "_" + std::to_string(n);
+    addFrame(labels, name, frame);
   }
   saveLabelSet(labels);
   return labels;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 namespace sapiens {
@@ -203,8 +204,129 @@ std::optional<Dimensions> exrDimensions(std::istream& in) {
   return std::nullopt;
 }
 
+// A decimal number of a text header (PBM/PGM/PPM/PFM/PAM), after blanks and, in PNM, # comments. Digits
+// past 2^40 saturate: the size check then refuses it instead of the header going unchecked.
+std::optional<std::uint64_t> headerNumber(std::istream& in) {
+  int c = in.get();
+  while (c != EOF && (std::isspace(c) || c == '#')) {
+    if (c == '#') {
+      while (c != EOF && c != '\n' && c != '\r') c = in.get();
+    } else {
+      c = in.get();
+    }
+  }
+  if (c == '+') c = in.get();
+  if (c == EOF || !std::isdigit(c)) return std::nullopt;
+  std::uint64_t value = 0;
+  for (int digits = 0; c != EOF && std::isdigit(c) && digits < 64; c = in.get(), ++digits)
+    value = std::min<std::uint64_t>(value * 10 + std::uint64_t(c - '0'), std::uint64_t{1} << 40);
+  return value;
+}
+
+// A number of a PFM header as OpenCV reads it: the leading integer of the next blank-separated word
+// ("30000+x" is 30000).
+std::optional<std::uint64_t> pfmNumber(std::istream& in) {
+  std::string word;
+  if (!(in >> word)) return std::nullopt;
+  std::istringstream text(word);
+  return headerNumber(text);
+}
+
+// PBM/PGM/PPM (P1-P6) and PFM (PF, Pf): width and height follow the magic; PAM (P7): WIDTH and HEIGHT
+// lines before ENDHDR. OpenCV allocates the whole picture from these before reading a pixel.
+std::optional<Dimensions> pnmDimensions(std::istream& in) {
+  unsigned char h[2];
+  if (!readAt(in, 0, h, 2) || h[0] != 'P') return std::nullopt;
+  if (h[1] == 'F' || h[1] == 'f') {
+    const std::optional<std::uint64_t> width = pfmNumber(in);
+    const std::optional<std::uint64_t> height = width ? pfmNumber(in) : std::nullopt;
+    if (!height) return std::nullopt;
+    return Dimensions{*width, *height};
+  }
+  if (h[1] >= '1' && h[1] <= '6') {
+    const std::optional<std::uint64_t> width = headerNumber(in);
+    const std::optional<std::uint64_t> height = width ? headerNumber(in) : std::nullopt;
+    if (!height) return std::nullopt;
+    return Dimensions{*width, *height};
+  }
+  if (h[1] != '7') return std::nullopt;
+  Dimensions size;
+  std::string word;
+  for (int words = 0; words < 64 && in >> word && word != "ENDHDR"; ++words) {
+    if (word == "WIDTH" || word == "HEIGHT") {
+      const std::optional<std::uint64_t> value = headerNumber(in);
+      if (!value) return std::nullopt;
+      (word == "WIDTH" ? size.width : size.height) = *value;
+    }
+  }
+  if (size.width == 0 || size.height == 0) return std::nullopt;
+  return size;
+}
+
+// Radiance HDR: header lines up to an empty one, then the resolution as OpenCV reads it ("-Y %d +X %d": the
+// blanks are optional).
+std::optional<Dimensions> hdrDimensions(std::istream& in) {
+  unsigned char h[2];
+  if (!readAt(in, 0, h, sizeof h) || std::memcmp(h, "#?", 2) != 0) return std::nullopt;
+  in.clear();
+  in.seekg(0);
+  std::string line;
+  for (int lines = 0; lines < 1024 && std::getline(in, line) && !line.empty(); ++lines) {
+  }
+  if (!std::getline(in, line)) return std::nullopt;
+  std::istringstream resolution(line);
+  const auto axis = [&resolution](char sign, char name) {
+    resolution >> std::ws;
+    return resolution.get() == sign && resolution.get() == name;
+  };
+  if (!axis('-', 'Y')) return std::nullopt;
+  const std::optional<std::uint64_t> height = headerNumber(resolution);
+  if (!height || !axis('+', 'X')) return std::nullopt;
+  const std::optional<std::uint64_t> width = headerNumber(resolution);
+  if (!width) return std::nullopt;
+  return Dimensions{*width, *height};
+}
+
+// Sun raster: magic 59 A6 6A 95, then width and height as big-endian 32-bit.
+std::optional<Dimensions> sunRasterDimensions(std::istream& in) {
+  unsigned char h[12];
+  if (!readAt(in, 0, h, sizeof h) || be32(h) != 0x59A66A95u) return std::nullopt;
+  return Dimensions{be32(h + 4), be32(h + 8)};
+}
+
+// JPEG 2000: the codestream's SIZ marker segment (Xsiz, Ysiz less the image offsets XOsiz, YOsiz), found at
+// the start of a raw codestream or, in a JP2 file, at the start of its contiguous-codestream box (jp2c).
+std::optional<Dimensions> jpeg2000CodestreamDimensions(std::istream& in, std::streamoff at) {
+  unsigned char h[24];
+  if (!readAt(in, at, h, sizeof h) || be16(h) != 0xFF4F || be16(h + 2) != 0xFF51) return std::nullopt;
+  const std::uint32_t x = be32(h + 8), y = be32(h + 12), x0 = be32(h + 16), y0 = be32(h + 20);
+  return Dimensions{x > x0 ? x - x0 : 0u, y > y0 ? y - y0 : 0u};
+}
+
+std::optional<Dimensions> jpeg2000Dimensions(std::istream& in) {
+  if (auto size = jpeg2000CodestreamDimensions(in, 0)) return size;
+  unsigned char h[16];
+  if (!readAt(in, 0, h, 12) || std::memcmp(h, "\0\0\0\x0cjP  \r\n\x87\n", 12) != 0) return std::nullopt;
+  std::streamoff pos = 12;
+  for (int box = 0; box < 256; ++box) {
+    if (!readAt(in, pos, h, 8)) return std::nullopt;
+    std::uint64_t length = be32(h);
+    std::streamoff header = 8;
+    if (length == 1) {  // 64-bit length after the type
+      if (!readAt(in, pos + 8, h + 8, 8)) return std::nullopt;
+      length = (std::uint64_t{be32(h + 8)} << 32) | be32(h + 12);
+      header = 16;
+    }
+    if (std::memcmp(h + 4, "jp2c", 4) == 0) return jpeg2000CodestreamDimensions(in, pos + header);
+    if (length < std::uint64_t(header) || length > (std::uint64_t{1} << 62)) return std::nullopt;
+    pos += static_cast<std::streamoff>(length);
+  }
+  return std::nullopt;
+}
+
 std::optional<Dimensions> headerDimensions(std::istream& in) {
-  for (auto reader : {pngDimensions, jpegDimensions, bmpDimensions, tiffDimensions, exrDimensions}) {
+  for (auto reader : {pngDimensions, jpegDimensions, bmpDimensions, tiffDimensions, exrDimensions,
+                      pnmDimensions, hdrDimensions, sunRasterDimensions, jpeg2000Dimensions}) {
     if (auto size = reader(in)) return size;
   }
   return std::nullopt;

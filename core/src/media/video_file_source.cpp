@@ -12,7 +12,9 @@ extern "C" {
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <type_traits>
 #include <vector>
 
 namespace sapiens {
@@ -39,7 +41,16 @@ int displayRotation(const AVStream* stream, const std::string& path) {
   return degrees;
 }
 
-int swsColorspace(AVColorSpace space) {
+// The number an enum field of a decoded frame holds. A damaged file can put any value there (colour space
+// 128 was seen), and reading an enum object that holds no enumerator's value is undefined behaviour.
+template <typename Enum>
+int rawValue(const Enum& field) {
+  std::underlying_type_t<Enum> value;
+  std::memcpy(&value, &field, sizeof value);
+  return static_cast<int>(value);
+}
+
+int swsColorspace(int space) {
   switch (space) {
     case AVCOL_SPC_BT709:
       return SWS_CS_ITU709;
@@ -166,9 +177,10 @@ struct VideoFileSource::State {
       const char* name = av_get_pix_fmt_name(pixelFormat);
       throw MediaError(path, std::string("cannot convert pixel format ") + (name ? name : "?") + " to BGR");
     }
-    const bool fullRange = decoded->color_range == AVCOL_RANGE_JPEG || pixelFormat == AV_PIX_FMT_YUVJ420P ||
-                           pixelFormat == AV_PIX_FMT_YUVJ422P || pixelFormat == AV_PIX_FMT_YUVJ444P;
-    const int* coefficients = sws_getCoefficients(swsColorspace(decoded->colorspace));
+    const bool fullRange = rawValue(decoded->color_range) == AVCOL_RANGE_JPEG ||
+                           pixelFormat == AV_PIX_FMT_YUVJ420P || pixelFormat == AV_PIX_FMT_YUVJ422P ||
+                           pixelFormat == AV_PIX_FMT_YUVJ444P;
+    const int* coefficients = sws_getCoefficients(swsColorspace(rawValue(decoded->colorspace)));
     sws_setColorspaceDetails(scaler.get(), coefficients, fullRange ? 1 : 0, coefficients, 1, 0, 1 << 16,
                              1 << 16);
     cv::Mat bgr(height, width, CV_8UC3);
@@ -393,12 +405,20 @@ void VideoFileSource::seek(std::int64_t frameIndex) {
                      fromStart);
     if (!s.decodeOne(pts))
       throw MediaError(s.path, "no frame after seeking to frame " + std::to_string(frameIndex));
-    if (pts > target && !fromStart) continue;
     while (pts < target) {
       av_frame_unref(s.decoded.get());
       s.nextIndex = s.indexOf(pts) + 1;
       if (!s.decodeOne(pts))
         throw MediaError(s.path, "truncated or corrupt before frame " + std::to_string(frameIndex));
+    }
+    // Past the target without meeting it (the keyframe came after it in decode order, or the timestamps
+    // are out of order): from further back; from the start, the file's timestamps cannot lead there.
+    if (pts > target) {
+      av_frame_unref(s.decoded.get());
+      if (!fromStart) continue;
+      throw MediaError(s.path,
+                       "cannot seek to frame " + std::to_string(frameIndex) +
+                           ": no decoded picture has its timestamp (damaged or out-of-order timestamps)");
     }
     s.pending = s.takeFrame(pts);
     return;

@@ -12,7 +12,9 @@
 
 namespace sapiens {
 
-/// Images with more pixels than this are refused before decoding (16384 x 16384; 768 MB as BGR).
+/// Images with more pixels than this are refused before decoding (16384 x 16384; 768 MB as BGR): the size
+/// is read from the header of PNG, JPEG, BMP, TIFF, EXR, PNM/PAM/PFM, Radiance HDR, Sun raster and JPEG
+/// 2000 files (the last ones' decoders would otherwise allocate what a 30-byte header claims).
 inline constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
 
 /// Reads an image as CV_8UC3 BGR. Grayscale is expanded, alpha dropped, 16-bit scaled down (as
