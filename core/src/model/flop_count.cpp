@@ -49,52 +49,58 @@ FlopCount forwardFlops(const Architecture& arch, int batch, int height, int widt
 
   const HeadArch& h = arch.head;
   double hh = gridH, ww = gridW, ch = b.embedDim;
+  bool readsFeatures = true;  // the next layer added is one that reads the backbone's features
+  auto addLayer = [&](double flops) {
+    if (readsFeatures) count.headOnFeatures += flops;
+    readsFeatures = false;
+    count.head += flops;
+  };
   switch (arch.task) {
     case Task::Backbone:
       break;
     case Task::Pose:
     case Task::Seg:
       for (int out : h.deconvChannels) {  // transposed conv k4 s2: every input pixel feeds 16 outputs
-        count.head += 2.0 * hh * ww * ch * out * 16;
+        addLayer(2.0 * hh * ww * ch * out * 16);
         hh *= 2, ww *= 2, ch = out;
       }
       for (size_t i = 0; i < h.convChannels.size(); ++i) {
         const int k = i < h.convKernels.size() ? h.convKernels[i] : 1;
-        count.head += conv(hh, ww, ch, h.convChannels[i], k);
+        addLayer(conv(hh, ww, ch, h.convChannels[i], k));
         ch = h.convChannels[i];
       }
-      count.head += conv(hh, ww, ch, h.outChannels, 1);
-      count.head *= batch;
+      addLayer(conv(hh, ww, ch, h.outChannels, 1));
       break;
     case Task::Normal:
     case Task::Albedo:
     case Task::Pointmap: {
-      count.head += conv(hh, ww, ch, ch, 3);  // input_conv
-      for (int out : h.upsampleChannels) {    // conv3x3 to 4*out, then pixel shuffle
-        count.head += conv(hh, ww, ch, 4.0 * out, 3);
+      addLayer(conv(hh, ww, ch, ch, 3));    // input_conv
+      for (int out : h.upsampleChannels) {  // conv3x3 to 4*out, then pixel shuffle
+        addLayer(conv(hh, ww, ch, 4.0 * out, 3));
         hh *= 2, ww *= 2, ch = out;
       }
       for (size_t i = 0; i < h.convChannels.size(); ++i) {
         const int k = i < h.convKernels.size() ? h.convKernels[i] : 3;
-        count.head += conv(hh, ww, ch, h.convChannels[i], k);
+        addLayer(conv(hh, ww, ch, h.convChannels[i], k));
         ch = h.convChannels[i];
       }
-      count.head += conv(hh, ww, ch, h.outChannels, 1);
+      addLayer(conv(hh, ww, ch, h.outChannels, 1));
       if (arch.task == Task::Pointmap) {
         double sh = gridH, sw = gridW, sc = b.embedDim;
+        readsFeatures = true;                  // the scale branch starts from the features too
         for (int out : h.scaleConvChannels) {  // 1x1, stride 2
           sh = (sh - 1) / 2 + 1, sw = (sw - 1) / 2 + 1;
           sh = static_cast<long long>(sh), sw = static_cast<long long>(sw);
-          count.head += conv(sh, sw, sc, out, 1);
+          addLayer(conv(sh, sw, sc, out, 1));
           sc = out;
         }
-        for (size_t i = 1; i < h.scaleMlp.size(); ++i)
-          count.head += linear(1, h.scaleMlp[i - 1], h.scaleMlp[i]);
+        for (size_t i = 1; i < h.scaleMlp.size(); ++i) addLayer(linear(1, h.scaleMlp[i - 1], h.scaleMlp[i]));
       }
-      count.head *= batch;
       break;
     }
   }
+  count.head *= batch;
+  count.headOnFeatures *= batch;
   return count;
 }
 

@@ -12,6 +12,8 @@ struct FlopCount {
   double backbone = 0;   ///< patch embedding + blocks (+ tokenizer)
   double attention = 0;  ///< the part of `backbone` spent in QK^T and AV
   double head = 0;
+  double headOnFeatures = 0;  ///< the part of `head` in layers reading the backbone's features (with a
+                              ///< frozen backbone, training needs no gradient of their input)
   double total() const { return backbone + head; }
 };
 
