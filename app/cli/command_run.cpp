@@ -2,6 +2,7 @@
 
 #include "cli_command.h"
 #include "input_size_option.h"
+#include "task_list_option.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/media/image_io.h"
@@ -54,19 +55,6 @@ struct RunArgs {
   std::string videoOut;
   bool smooth = false;
 };
-
-std::vector<Task> parseTaskList(const std::string& text) {
-  std::vector<Task> tasks;
-  std::stringstream in(text);
-  for (std::string name; std::getline(in, name, ',');) {
-    auto task = parseTask(name);
-    if (!task || *task == Task::Backbone)
-      throw CLI::ValidationError("--task",
-                                 "unknown task '" + name + "' (pose, seg, normal, albedo, pointmap)");
-    tasks.push_back(*task);
-  }
-  return tasks;
-}
 
 // Boxes from a JSON file: [[x1,y1,x2,y2], ...] or {"boxes": [...]}.
 std::vector<BoundingBox> readBoxFile(const std::string& path) {

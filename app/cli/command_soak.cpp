@@ -8,6 +8,7 @@
 
 #include "cli_command.h"
 #include "input_size_option.h"
+#include "task_list_option.h"
 
 #include "sapiens/media/frame_source.h"
 #include "sapiens/media/video_writer.h"
@@ -83,19 +84,6 @@ struct Sample {
   std::int64_t dropped = 0;
   Usage usage;
 };
-
-std::vector<Task> parseTaskList(const std::string& text) {
-  std::vector<Task> tasks;
-  std::stringstream in(text);
-  for (std::string name; std::getline(in, name, ',');) {
-    auto task = parseTask(name);
-    if (!task || *task == Task::Backbone)
-      throw CLI::ValidationError("--task",
-                                 "unknown task '" + name + "' (pose, seg, normal, albedo, pointmap)");
-    tasks.push_back(*task);
-  }
-  return tasks;
-}
 
 // A pointmap head with a scale branch only works on the token grid its first linear layer was made for.
 bool fixesItsInputSize(const Model& model) {
