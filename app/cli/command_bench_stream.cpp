@@ -153,7 +153,8 @@ int runBenchStream(const BenchStreamOptions& o) {
     const BatchSummary summary = runBatch(run, runCallbacks);
     runFps = static_cast<double>(summary.inputs.size()) / secondsSince(runStart);
     std::filesystem::remove_all(run.outputDir);
-    if (summary.failedCount() > 0) throw std::runtime_error(summary.inputs.front().error);
+    for (const InputOutcome& outcome : summary.inputs)
+      if (!outcome.ok) throw std::runtime_error(outcome.input + ": " + outcome.error);
   }
 
   const double decodeFps = n / decodeSeconds, analyseFps = n / analyseSeconds, sinkFps = n / sinkSeconds;

@@ -303,8 +303,15 @@ class TestFinetunePanel : public QObject {
     // Polygon in class 7: four clicks, then a click on the first vertex closes it.
     child<QListWidget>(panel, "fineTuneClasses")->setCurrentRow(7);
     clickAction(panel, "actionLabelPolygon");
-    const std::vector<cv::Point> corners{{250, 100}, {400, 120}, {380, 260}, {260, 240}};
-    for (const cv::Point& c : corners) QTest::mouseClick(canvas, Qt::LeftButton, {}, at(c.x, c.y));
+    // The picture pixels the clicks land on, as the canvas maps them back (below 1:1 zoom a widget pixel
+    // may not hit the intended picture pixel).
+    std::vector<cv::Point> corners;
+    for (const cv::Point& c : std::vector<cv::Point>{{250, 100}, {400, 120}, {380, 260}, {260, 240}}) {
+      const QPoint click = at(c.x, c.y);
+      QTest::mouseClick(canvas, Qt::LeftButton, {}, click);
+      const QPointF picture = canvas->imagePoint(click);
+      corners.emplace_back(int(std::floor(picture.x())), int(std::floor(picture.y())));
+    }
     QVERIFY(sameMask(canvas->mask(), expected));  // nothing filled before the polygon is closed
     QTest::mouseClick(canvas, Qt::LeftButton, {}, at(corners[0].x, corners[0].y));
     cv::fillPoly(expected, std::vector<std::vector<cv::Point>>{corners}, cv::Scalar(7));

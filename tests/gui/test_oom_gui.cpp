@@ -133,7 +133,7 @@ class TestOomGui : public QObject {
     const long long used = vmSizeBytes();
     QVERIFY(used > 0);
     AddressSpaceCap cap(used + kHeadroomBytes);
-    QVERIFY(cap.applied());
+    if (!cap.applied()) QSKIP("the address-space limit cannot be set here (a lower hard limit)");
 
     // The full resolution (1024 x 768 for this model) cannot fit.
     chooseResolution(window, QStringLiteral("100%"));

@@ -120,6 +120,20 @@ inline std::vector<HostileImage> writeHostileImages(const QString& folder) {
   add("exif_rotated.jpg", jpegWithOrientation(picture, 8), decodes(30, 40));  // 8: 90 degrees anticlockwise
   add("huge_ihdr.png", pngClaiming(100000, 100000), refused("more than the limit"));
   add("zero_ihdr.png", pngClaiming(0, 0), refused(""));
+  // Formats whose decoders allocate what the header says before reading a pixel; a header too long to
+  // read the size from is refused too, and comments do not hide the size.
+  add("huge_pam_after_comments_named.png",
+      QByteArray("P7\n") + QByteArray("# a comment line\n").repeated(100) +
+          "WIDTH 100000\nHEIGHT 100000\nDEPTH 3\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n",
+      refused("more than the limit"));
+  add("long_pam_header_named.png",
+      QByteArray("P7\n") + QByteArray("TUPLTYPE RGB\n").repeated(40) +
+          "WIDTH 100000\nHEIGHT 100000\nDEPTH 3\nMAXVAL 255\nENDHDR\n",
+      refused("cannot be checked"));
+  add("long_hdr_header_named.png",
+      QByteArray("#?RADIANCE\n") + QByteArray("EXPOSURE=1.0\n").repeated(1100) +
+          "FORMAT=32-bit_rle_rgbe\n\n-Y 100000 +X 100000\n",
+      refused("cannot be checked"));
   return ok ? corpus : std::vector<HostileImage>{};
 }
 

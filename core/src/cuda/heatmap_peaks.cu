@@ -35,9 +35,9 @@ __global__ void heatmapPeaksKernel(const T* __restrict__ heatmaps, int plane,
   const T* map = heatmaps + static_cast<std::size_t>(blockIdx.x) * plane;
   Candidate mine{0.0f, -1};
   // Each thread visits its cells in increasing order: strictly better keeps its first maximum.
-  for (int i = threadIdx.x; i < plane; i += blockDim.x) {
+  for (std::int64_t i = threadIdx.x; i < plane; i += blockDim.x) {  // 64-bit: plane may be near INT_MAX
     const float v = detail::toFloat(map[i]);
-    if (mine.index < 0 || math::beats(v, mine.value)) mine = Candidate{v, i};
+    if (mine.index < 0 || math::beats(v, mine.value)) mine = Candidate{v, static_cast<int>(i)};
   }
   shared[threadIdx.x] = mine;
   __syncthreads();

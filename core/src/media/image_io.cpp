@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 namespace sapiens {
@@ -204,6 +205,12 @@ std::optional<Dimensions> exrDimensions(std::istream& in) {
   return std::nullopt;
 }
 
+// A header of a format whose decoder allocates from it, too long to read its size from: refused rather
+// than decoded unchecked.
+struct UncheckableHeader : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // A decimal number of a text header (PBM/PGM/PPM/PFM/PAM), after blanks and, in PNM, # comments. Digits
 // past 2^40 saturate: the size check then refuses it instead of the header going unchecked.
 std::optional<std::uint64_t> headerNumber(std::istream& in) {
@@ -252,7 +259,13 @@ std::optional<Dimensions> pnmDimensions(std::istream& in) {
   if (h[1] != '7') return std::nullopt;
   Dimensions size;
   std::string word;
-  for (int words = 0; words < 64 && in >> word && word != "ENDHDR"; ++words) {
+  int words = 0;
+  while (in >> word && word != "ENDHDR") {
+    if (word.front() == '#') {  // a comment line, skipped as OpenCV skips it
+      std::getline(in, word);
+      continue;
+    }
+    if (++words > 64) throw UncheckableHeader("a PAM header of more than 64 words before ENDHDR");
     if (word == "WIDTH" || word == "HEIGHT") {
       const std::optional<std::uint64_t> value = headerNumber(in);
       if (!value) return std::nullopt;
@@ -271,7 +284,8 @@ std::optional<Dimensions> hdrDimensions(std::istream& in) {
   in.clear();
   in.seekg(0);
   std::string line;
-  for (int lines = 0; lines < 1024 && std::getline(in, line) && !line.empty(); ++lines) {
+  for (int lines = 0; std::getline(in, line) && !line.empty(); ++lines) {
+    if (lines == 1024) throw UncheckableHeader("a Radiance HDR header of more than 1024 lines");
   }
   if (!std::getline(in, line)) return std::nullopt;
   std::istringstream resolution(line);
@@ -411,7 +425,12 @@ cv::Mat decodeImage(const std::string& path, int maxSide) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw MediaError(path, std::string("cannot open for reading: ") + std::strerror(errno));
 
-  const std::optional<Dimensions> size = headerDimensions(in);
+  std::optional<Dimensions> size;
+  try {
+    size = headerDimensions(in);
+  } catch (const UncheckableHeader& e) {
+    throw MediaError(path, std::string(e.what()) + ": its size cannot be checked; refusing to decode it");
+  }
   if (size) {
     const std::uint64_t pixels = size->width * size->height;
     if (size->width > (std::uint64_t{1} << 31) || size->height > (std::uint64_t{1} << 31) ||

@@ -405,15 +405,19 @@ void VideoFileSource::seek(std::int64_t frameIndex) {
                      fromStart);
     if (!s.decodeOne(pts))
       throw MediaError(s.path, "no frame after seeking to frame " + std::to_string(frameIndex));
+    bool skipped = false;
     while (pts < target) {
       av_frame_unref(s.decoded.get());
       s.nextIndex = s.indexOf(pts) + 1;
+      skipped = true;
       if (!s.decodeOne(pts))
         throw MediaError(s.path, "truncated or corrupt before frame " + std::to_string(frameIndex));
     }
     // Past the target without meeting it (the keyframe came after it in decode order, or the timestamps
-    // are out of order): from further back; from the start, the file's timestamps cannot lead there.
-    if (pts > target) {
+    // are out of order): from further back; from the start, the file's timestamps cannot lead there,
+    // unless the target is among the leading packets the decoder drops (pictures referring to frames
+    // before a cut): then the first picture it can decode is the answer, as when reading from the start.
+    if (pts > target && !(fromStart && !skipped && s.indexOf(pts) >= frameIndex)) {
       av_frame_unref(s.decoded.get());
       if (!fromStart) continue;
       throw MediaError(s.path,

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -229,7 +230,12 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   // Three groups in flight: the next one is read and the previous one exported on helper threads (below
   // the analyser's priority) while the models run on the current one.
   const std::size_t batchSize = std::max<std::size_t>(1, options.batchSize);
+  // Peak memory: up to three groups' pictures and two groups' results at once.
   const int helperNiceness = threads::thisThreadNiceness() + threads::kHelperNicenessStep;
+  // OpenCV's OpenEXR switch is an environment variable: set it here, before the helper threads start,
+  // since setenv is not safe against other threads' getenv.
+  exrWritingSupported();
+  std::atomic<bool> stopReading{false};  // a cancellation: the read ahead stops at its next picture
   auto readGroup = [&](std::size_t first) {
     threads::lowerThisThreadPriority(helperNiceness);
     PictureGroup group;
@@ -237,7 +243,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
     group.end = std::min(planned.size(), first + batchSize);
     group.outcomes.resize(group.end - first);
     group.frames.resize(group.end - first);
-    for (std::size_t i = first; i < group.end; ++i) {
+    for (std::size_t i = first; i < group.end && !stopReading; ++i) {
       InputOutcome& outcome = group.outcomes[i - first];
       outcome.input = planned[i].path;
       try {
@@ -271,6 +277,9 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       } catch (const std::exception& e) {
         outcome.error = e.what();
         logger().error("{}: {}", outcome.input, e.what());
+      } catch (...) {
+        outcome.error = "the export failed with an unknown error";
+        logger().error("{}: {}", outcome.input, outcome.error);
       }
     }
     return std::move(group.outcomes);
@@ -284,6 +293,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   };
   for (std::size_t first = 0; first < planned.size(); first += batchSize) {
     if (callbacks.isCancelled && callbacks.isCancelled()) {
+      stopReading = true;
       summary.cancelled = true;
       logger().warn("cancelled after {} of {} pictures", first, planned.size());
       break;

@@ -1,6 +1,7 @@
 #include "sapiens/pipeline/postprocess.h"
 
 #include "pipeline/seg_argmax.h"
+#include "sapiens/common/log.h"
 #ifdef SAPIENS_HAVE_CUDA_KERNELS
 #include "cuda/torch_kernels.h"
 #endif
@@ -8,6 +9,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -88,9 +90,10 @@ SegResult segLabels(const at::Tensor& logits, cv::Size imageSize, bool withProba
                                             logits.size(1), shapeText(logits)));
   }
   const std::int64_t classes = logits.size(1);
-  // ATen takes its channels-last kernel (other rounding) for a 1 x 1 map; one class is label 0 anyway.
-  const bool channelsLastInAten = logits.size(2) == 1 && logits.size(3) == 1 && classes > 1;
-  if (!withProbabilities && logits.device().is_cpu() && !channelsLastInAten) {
+  const bool fusedMatches = classes == 1 || detail::fusedArgmaxMatchesAten(static_cast<int>(logits.size(2)),
+                                                                           static_cast<int>(logits.size(3)),
+                                                                           imageSize.height, imageSize.width);
+  if (!withProbabilities && logits.device().is_cpu() && fusedMatches) {
     // Fused upsampling + argmax, row by row: O(C x W) memory per thread instead of C x H x W floats
     // (960 MB for 29 classes at 3840x2160), the same labels (same rounding as upsample_bilinear2d).
     const at::Tensor input = logits.to(at::kFloat).contiguous();
@@ -103,14 +106,22 @@ SegResult segLabels(const at::Tensor& logits, cv::Size imageSize, bool withProba
     return result;
   }
 #ifdef SAPIENS_HAVE_CUDA_KERNELS
-  if (!withProbabilities && logits.is_cuda()) {
-    // Fused kernel on the logits' stream; only the uint8 mask is copied back.
-    const at::Tensor labels = cuda::upsampleArgmaxLabels(logits, imageSize.height, imageSize.width);
-    SegResult result;
-    result.labels = cv::Mat(imageSize, CV_8UC1);
-    std::memcpy(result.labels.data, labels.data_ptr<std::uint8_t>(),
-                static_cast<std::size_t>(labels.numel()));
-    return result;
+  static std::atomic<bool> kernelUnavailable{false};
+  if (!withProbabilities && logits.is_cuda() && !kernelUnavailable) {
+    // Fused kernel on the logits' stream; only the uint8 mask is copied back. A GPU this build has no
+    // code for (see CMAKE_CUDA_ARCHITECTURES) falls back to ATen's path, once said.
+    try {
+      const at::Tensor labels = cuda::upsampleArgmaxLabels(logits, imageSize.height, imageSize.width);
+      SegResult result;
+      result.labels = cv::Mat(imageSize, CV_8UC1);
+      std::memcpy(result.labels.data, labels.data_ptr<std::uint8_t>(),
+                  static_cast<std::size_t>(labels.numel()));
+      return result;
+    } catch (const std::exception& e) {
+      if (!kernelUnavailable.exchange(true))
+        logger().warn("the fused segmentation kernel cannot run here ({}); using ATen's upsampling",
+                      e.what());
+    }
   }
 #endif
   return segLabelsUpsampled(logits, imageSize, withProbabilities);

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <array>
@@ -229,10 +230,10 @@ BilinearRounding probeRounding() {
     for (const bool fmaCombine : {false, true}) {
       for (const bool fmaIndex : {false, true}) {
         const BilinearRounding candidate{doubleIndex, fmaIndex, fmaCombine};
-        // Upsampling, downsampling, and one of each at once.
-        const std::int64_t differences = probeDifferences(candidate, 9, 7, 61, 45) +
-                                         probeDifferences(candidate, 61, 45, 9, 7) +
-                                         probeDifferences(candidate, 13, 40, 37, 11);
+        // Upsampling, downsampling, and one of each at once; every output over 128 rows + columns.
+        const std::int64_t differences = probeDifferences(candidate, 9, 7, 121, 97) +
+                                         probeDifferences(candidate, 200, 150, 70, 61) +
+                                         probeDifferences(candidate, 13, 40, 97, 35);
         if (differences < fewest) {
           fewest = differences;
           best = candidate;
@@ -241,6 +242,7 @@ BilinearRounding probeRounding() {
       }
     }
   }
+  best.exact = false;
   return best;
 }
 
@@ -249,6 +251,17 @@ BilinearRounding probeRounding() {
 const BilinearRounding& atenBilinearRounding() {
   static const BilinearRounding rounding = probeRounding();
   return rounding;
+}
+
+bool fusedArgmaxMatchesAten(int height, int width, int outHeight, int outWidth) {
+  if (!atenBilinearRounding().exact) return false;
+  if (height == 1 && width == 1) return false;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  if (outHeight + outWidth <= 128) return false;
+#else
+  (void)outHeight, (void)outWidth;
+#endif
+  return true;
 }
 
 void upsampleArgmax(const float* logits, int classes, int height, int width, int outHeight, int outWidth,

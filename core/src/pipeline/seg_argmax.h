@@ -15,12 +15,20 @@ struct BilinearRounding {
   bool doubleIndex = true;  ///< source index computed in double
   bool fmaIndex = false;    ///< scale * (dst + 0.5) - 0.5 as one fused multiply-add
   bool fmaCombine = false;  ///< t0 * w0 + t1 * w1 as fma(t0, w0, t1 * w1)
+  bool exact = true;        ///< reproduces ATen bit for bit (else segLabels keeps ATen's own path)
 };
 
 /// The rounding of this process's at::upsample_bilinear2d on the CPU, found once (thread-safe) by
-/// comparing it with each candidate on a small deterministic map. Falls back to the candidate with the
-/// fewest differing values when none matches exactly.
+/// comparing it with each candidate on small deterministic maps (outputs of more than 128 rows +
+/// columns: below that, LibTorch >= 2.1 takes its channels-last kernel, see fusedArgmaxMatchesAten).
+/// When none matches exactly, `exact` is false.
 const BilinearRounding& atenBilinearRounding();
+
+/// Whether the fused path gives ATen's labels for an upsampling of a `height` x `width` map to
+/// `outHeight` x `outWidth`: the rounding probe matched, and ATen takes the kernel the probe measured (not
+/// its channels-last one, which it uses for a 1 x 1 map and, from LibTorch 2.1 on, for any output of at
+/// most 128 rows + columns).
+bool fusedArgmaxMatchesAten(int height, int width, int outHeight, int outWidth);
 
 /// Labels (outHeight x outWidth, rows `labelStride` bytes apart) = index of the first maximal value over
 /// `classes` of the bilinear upsampling (align_corners = false) of contiguous float logits
