@@ -138,10 +138,10 @@ int runBenchStream(const BenchStreamOptions& o) {
     BatchRunOptions run;
     run.inputs = expandInputs({o.video});
     run.inputs.resize(std::min(run.inputs.size(), frames.size()));
-    run.tasks = {*task};
-    run.modelPaths[*task] = o.model;
-    run.device = o.device;
-    if (!o.inputSize.empty()) run.inputSize = parseInputSize(o.inputSize);
+    run.models.tasks = {*task};
+    run.models.modelPaths[*task] = o.model;
+    run.models.device = o.device;
+    if (!o.inputSize.empty()) run.models.inputSize = parseInputSize(o.inputSize);
     run.batchSize = o.batch;
     run.outputDir =
         (std::filesystem::temp_directory_path() / fmt::format("sapiens-bench-run-{}", ::getpid())).string();

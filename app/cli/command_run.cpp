@@ -162,7 +162,7 @@ void reportDemoWeights(const std::vector<Task>& tasks) {
 int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   VideoRunOptions options;
   options.input = a.camera.empty() ? a.inputs.front() : a.camera;
-  options.models = taskModelRequest(batch);
+  options.models = batch.models;
   options.outputDir = batch.outputDir;
   options.videoOut = a.videoOut;
   options.annotatedVideo = !a.noOverlay || !a.videoOut.empty();
@@ -211,17 +211,17 @@ int runRun(const RunArgs& a) {
     throw CLI::ValidationError("inputs", "give pictures, folders or one video file, or --camera DEVICE");
   BatchRunOptions options;
   options.inputs = a.inputs;
-  options.tasks = parseTaskList(a.tasks);
+  options.models.tasks = parseTaskList(a.tasks);
   options.outputDir = a.output;
-  options.modelDir = a.modelDir;
-  options.modelPaths = a.modelPaths;
+  options.models.modelDir = a.modelDir;
+  options.models.modelPaths = a.modelPaths;
   // The demo weights stand in only when the user named no folder: a --model-dir without the checkpoint
   // fails its task.
-  options.demoFallback = a.modelDir.empty() && !a.noDemoWeights;
-  options.size = a.size;
-  if (!a.inputSize.empty()) options.inputSize = parseInputSize(a.inputSize);
-  options.device = a.device;
-  options.dtype = a.dtype;
+  options.models.demoFallback = a.modelDir.empty() && !a.noDemoWeights;
+  options.models.size = a.size;
+  if (!a.inputSize.empty()) options.models.inputSize = parseInputSize(a.inputSize);
+  options.models.device = a.device;
+  options.models.dtype = a.dtype;
   options.batchSize = a.batch;
   if (!a.shard.empty()) options.shard = parseShard(a.shard);
   options.keypointThreshold = a.keypointThreshold;

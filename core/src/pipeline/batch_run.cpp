@@ -174,30 +174,17 @@ void runModelsOnGroup(const std::vector<LoadedModel>& models, const std::vector<
 
 }  // namespace
 
-TaskModelRequest taskModelRequest(const BatchRunOptions& options) {
-  TaskModelRequest request;
-  request.tasks = options.tasks;
-  request.modelPaths = options.modelPaths;
-  request.modelDir = options.modelDir;
-  request.size = options.size;
-  request.device = options.device;
-  request.dtype = options.dtype;
-  request.inputSize = options.inputSize;
-  request.demoFallback = options.demoFallback;
-  return request;
-}
-
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks) {
   const auto started = std::chrono::steady_clock::now();
   BatchSummary summary;
-  if (options.tasks.empty())
+  if (options.models.tasks.empty())
     throw std::invalid_argument("no task chosen (pose, seg, normal, albedo, pointmap)");
   std::error_code ec;
   fs::create_directories(options.outputDir, ec);
   if (ec || !fs::is_directory(options.outputDir))
     throw IoError("cannot create the output folder " + options.outputDir + ": " + ec.message());
 
-  LoadedTaskModels loaded = loadTaskModels(taskModelRequest(options));
+  LoadedTaskModels loaded = loadTaskModels(options.models);
   summary.demoTasks = loaded.demoTasks;
   std::vector<LoadedModel>& models = loaded.models;
   summary.taskErrors = loaded.errors;

@@ -22,18 +22,11 @@ namespace sapiens {
 
 struct BatchRunOptions {
   std::vector<std::string> inputs;  ///< image files and folders (searched recursively, sorted)
-  std::vector<Task> tasks;          ///< run in dependency order: seg, pose, normal, albedo, pointmap
   std::string outputDir;
-
-  std::map<Task, std::string> modelPaths;  ///< explicit checkpoints; others are looked up in modelDir
-  std::string modelDir;                    ///< default: paths::checkpointRoot()
-  std::string size = "0.4b";               ///< preferred official size when looking up
-  std::string device = "auto";
-  std::string dtype;                   ///< "" = the device's default (fp32 CPU, bf16 CUDA)
-  std::optional<InputSize> inputSize;  ///< default: 768 x 1024, or what the checkpoint fixes
-  std::size_t batchSize = 1;           ///< pictures per forward pass (memory grows with it)
-  std::optional<Shard> shard;          ///< only this contiguous part of the sorted pictures
-  bool demoFallback = false;           ///< see TaskModelRequest::demoFallback
+  TaskModelRequest models;     ///< the tasks (run in dependency order: seg, pose, normal, albedo, pointmap)
+                               ///< and their checkpoints, device, dtype and input size
+  std::size_t batchSize = 1;   ///< pictures per forward pass (memory grows with it)
+  std::optional<Shard> shard;  ///< only this contiguous part of the sorted pictures
 
   float keypointThreshold = 0.3f;
   std::vector<BoundingBox> personBoxes;  ///< user boxes for pose, applied to every picture
@@ -87,9 +80,6 @@ std::string analyzeTask(const class Model& model, const cv::Mat& bgr, FrameResul
 std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::vector<cv::Mat>& images,
                                           const std::vector<FrameResult*>& frames, InputSize inputSize,
                                           const std::vector<BoundingBox>& userBoxes = {});
-
-/// The models `options` asks for, as loadTaskModels takes them (the video run takes the same).
-TaskModelRequest taskModelRequest(const BatchRunOptions& options);
 
 /// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
 /// per-picture and per-task problems are in the summary and the manifest.
