@@ -99,12 +99,8 @@ int runBenchStream(const BenchStreamOptions& o) {
 
   // Sink alone: annotated pictures into a video.
   auto openWriter = [&] {
-    VideoWriterOptions w;
-    w.width = frames.front().bgr.cols;
-    w.height = frames.front().bgr.rows;
-    w.fps = info.fps > 0 ? info.fps : 25;
-    w.timeBase = info.timeBase;
-    return std::make_unique<VideoWriter>(tempVideo, w);
+    return std::make_unique<VideoWriter>(
+        tempVideo, videoWriterOptionsFor(info, frames.front().bgr.cols, frames.front().bgr.rows));
   };
   t0 = Clock::now();
   {

@@ -160,12 +160,8 @@ int runSoak(const SoakArgs& a) {
   callbacks.sink = [&](ProcessedFrame& p) {
     const cv::Mat picture = annotatedPicture(p.result, p.frame.bgr, 0.3f);
     if (!writer) {
-      VideoWriterOptions w;
-      w.width = picture.cols;
-      w.height = picture.rows;
-      w.fps = info.fps > 0 ? info.fps : 25;
-      if (!info.live) w.timeBase = info.timeBase;
-      writer = std::make_unique<VideoWriter>(videoPath, w);
+      writer =
+          std::make_unique<VideoWriter>(videoPath, videoWriterOptionsFor(info, picture.cols, picture.rows));
     }
     writer->write(picture, p.frame.timestampSeconds);
   };

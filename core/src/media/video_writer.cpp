@@ -64,6 +64,15 @@ struct VideoWriter::State {
   }
 };
 
+VideoWriterOptions videoWriterOptionsFor(const SourceInfo& source, int width, int height) {
+  VideoWriterOptions options;
+  options.width = width;
+  options.height = height;
+  options.fps = source.fps > 0 ? source.fps : 25;
+  if (!source.live) options.timeBase = source.timeBase;
+  return options;
+}
+
 VideoWriter::VideoWriter(const std::string& path, const VideoWriterOptions& options)
     : state_(std::make_unique<State>()) {
   routeFfmpegLogs();

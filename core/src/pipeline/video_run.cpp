@@ -156,11 +156,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
     if (options.annotatedVideo) {
       const cv::Mat picture = annotatedPicture(r, p.frame.bgr, options.keypointThreshold);
       if (!writer) {
-        VideoWriterOptions w;
-        w.width = picture.cols;
-        w.height = picture.rows;
-        w.fps = info.fps > 0 ? info.fps : 25;
-        if (!info.live) w.timeBase = info.timeBase;
+        VideoWriterOptions w = videoWriterOptionsFor(info, picture.cols, picture.rows);
         if (!summary.demoTasks.empty()) w.comment = demo::kNotice;
         writer = std::make_unique<VideoWriter>(videoPath, w);
       }

@@ -24,6 +24,11 @@ struct VideoWriterOptions {
   std::string comment;       ///< the container's "comment" tag when set (e.g. untrained demo weights)
 };
 
+/// Options for a video of `width` x `height` frames made from `source`'s: its rate (25 when unknown) and,
+/// for a file, its time base, so that the input's timestamps are kept exactly; a camera's are rounded to
+/// 1 / fps.
+VideoWriterOptions videoWriterOptionsFor(const SourceInfo& source, int width, int height);
+
 class VideoWriter {
  public:
   /// Opens the encoder and the temporary file. Throws MediaError naming `path`: unknown container,
