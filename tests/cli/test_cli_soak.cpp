@@ -29,6 +29,14 @@ struct Row {
   int threads = 0;
 };
 
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer holds freed blocks in its quarantine (up to 256 MiB) before reusing them, so resident
+// memory climbs for reasons of its own there; descriptors and threads are still checked.
+constexpr int kRssLimitPercent = 50;
+#else
+constexpr int kRssLimitPercent = 5;
+#endif
+
 }  // namespace
 
 class CliSoakTest : public QObject {
@@ -39,11 +47,11 @@ class CliSoakTest : public QObject {
     constexpr int kFrames = 600;
     QTemporaryDir dir;
     const QString video = dir.filePath("soak.mp4");
-    const auto r =
-        runCli(QStringList{"soak", "--frames", QString::number(kFrames), "--warmup-frames", "60",
-                           "--sample-every", "200", "--task", "seg,pose,normal,albedo,pointmap",
-                           "--input-size", "64x48", "--device", "cpu", "--video-out", video} +
-               model("seg") + model("pose") + model("normal") + model("albedo") + model("pointmap"));
+    const auto r = runCli(
+        QStringList{"soak", "--frames", QString::number(kFrames), "--warmup-frames", "60", "--sample-every",
+                    "200", "--task", "seg,pose,normal,albedo,pointmap", "--input-size", "64x48", "--device",
+                    "cpu", "--video-out", video, "--max-rss-growth", QString::number(kRssLimitPercent)} +
+        model("seg") + model("pose") + model("normal") + model("albedo") + model("pointmap"));
     qInfo("%s", qPrintable(r.out));
     QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(describe(r)));
     // Every task ran, pointmap at the size its scale branch fixes.
@@ -68,13 +76,15 @@ class CliSoakTest : public QObject {
     QVERIFY(rows["warm-up"].threads >= rows["before"].threads + 3);
 
     const QRegularExpression verdict(
-        R"(soak: PASS  rss ([\d.]+) -> ([\d.]+) MiB \(([+-][\d.]+)%, limit 5%\)  fds (\d+) -> (\d+)  threads (\d+) -> (\d+))");
+        QString(
+            R"(soak: PASS  rss ([\d.]+) -> ([\d.]+) MiB \(([+-][\d.]+)%, limit %1%\)  fds (\d+) -> (\d+)  threads (\d+) -> (\d+))")
+            .arg(kRssLimitPercent));
     const auto v = verdict.match(r.out);
     QVERIFY2(v.hasMatch(), qPrintable(r.out));
     QCOMPARE(v.captured(1).toDouble(), rows["warm-up"].rssMiB);
     QCOMPARE(v.captured(2).toDouble(), rows["end"].rssMiB);
     const double growth = v.captured(3).toDouble();
-    QVERIFY(growth < 5);
+    QVERIFY(growth < kRssLimitPercent);
     QVERIFY(std::abs(growth - 100 * (rows["end"].rssMiB / rows["warm-up"].rssMiB - 1)) < 0.2);
     QCOMPARE(v.captured(4).toInt(), rows["warm-up"].fds);
     QCOMPARE(v.captured(5).toInt(), rows["end"].fds);
