@@ -98,16 +98,26 @@ Letterbox letterboxToInput(const cv::Mat& bgr, InputSize size) {
   // At least one pixel: a picture thinner than 1 / input size would otherwise vanish.
   result.contentWidth = std::clamp(static_cast<int>(bgr.cols * scale), 1, size.width);
   result.contentHeight = std::clamp(static_cast<int>(bgr.rows * scale), 1, size.height);
-  cv::Mat resized;
-  cv::resize(bgr, resized, cv::Size(result.contentWidth, result.contentHeight), 0, 0, cv::INTER_LINEAR);
   const int padWidth = size.width - result.contentWidth;
   const int padHeight = size.height - result.contentHeight;
   result.padding.left = padWidth / 2;
   result.padding.right = padWidth - result.padding.left;
   result.padding.top = padHeight / 2;
   result.padding.bottom = padHeight - result.padding.top;
-  cv::copyMakeBorder(resized, result.image, result.padding.top, result.padding.bottom, result.padding.left,
-                     result.padding.right, cv::BORDER_CONSTANT, cv::Scalar::all(0));
+  // The picture is resized straight into its place in the input (no copy into a bordered one); only
+  // the borders are filled with black.
+  result.image.create(size.height, size.width, CV_8UC3);
+  const cv::Rect content(result.padding.left, result.padding.top, result.contentWidth, result.contentHeight);
+  result.image.rowRange(0, content.y).setTo(cv::Scalar::all(0));
+  result.image.rowRange(content.y + content.height, size.height).setTo(cv::Scalar::all(0));
+  result.image(cv::Rect(0, content.y, content.x, content.height)).setTo(cv::Scalar::all(0));
+  result
+      .image(cv::Rect(content.x + content.width, content.y, size.width - content.x - content.width,
+                      content.height))
+      .setTo(cv::Scalar::all(0));
+  cv::Mat destination = result.image(content);
+  cv::resize(bgr, destination, content.size(), 0, 0, cv::INTER_LINEAR);
+  CV_Assert(destination.data == result.image.ptr(content.y, content.x));  // written in place
   return result;
 }
 
