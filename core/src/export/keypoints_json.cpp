@@ -51,9 +51,7 @@ PoseInstance readInstance(const Cursor& cursor) {
   bbox.arraySize(4);
   instance.bbox = {static_cast<float>(bbox[0].number()), static_cast<float>(bbox[1].number()),
                    static_cast<float>(bbox[2].number()), static_cast<float>(bbox[3].number())};
-  // Beyond float's range the box would be infinite, and written back as null.
-  for (const float value : {instance.bbox.x1, instance.bbox.y1, instance.bbox.x2, instance.bbox.y2})
-    if (!std::isfinite(value)) bbox.fail("a coordinate is outside the range of a float");
+  if (!instance.bbox.isFinite()) bbox.fail("a coordinate is outside the range of a float");
   if (const auto source = cursor.optional("bbox_source")) instance.bboxSource = source->string();
 
   const auto keypoints = cursor["keypoints"];

@@ -68,11 +68,7 @@ std::vector<PersonLabel> readKeypointLabels(const std::string& path, std::size_t
         person.bbox =
             BoundingBox{static_cast<float>((*bbox)[0].number()), static_cast<float>((*bbox)[1].number()),
                         static_cast<float>((*bbox)[2].number()), static_cast<float>((*bbox)[3].number())};
-        // Finite too: a coordinate beyond float's range would be written back as null.
-        const BoundingBox& box = *person.bbox;
-        if (!(std::isfinite(box.x1) && std::isfinite(box.y1) && std::isfinite(box.x2) &&
-              std::isfinite(box.y2) && box.x2 > box.x1 && box.y2 > box.y1))
-          bbox->fail("the box must have finite x2 > x1 and y2 > y1");
+        if (!person.bbox->isProper()) bbox->fail("the box must have finite x2 > x1 and y2 > y1");
       }
       const Cursor points = instance["keypoints"];
       points.arraySize(keypoints);

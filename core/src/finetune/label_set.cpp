@@ -16,7 +16,6 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -385,10 +384,7 @@ LabelSet importCocoKeypoints(const std::string& cocoPath, const std::string& ima
     for (const CocoKeypointAnnotation* annotation : annotations->second) {
       PersonLabel person;
       // Tools write [0, 0, 0, 0] for a person without a box: it gets the default (the keypoints' box).
-      const BoundingBox& box = annotation->bbox;
-      if (std::isfinite(box.x1) && std::isfinite(box.y1) && std::isfinite(box.x2) && std::isfinite(box.y2) &&
-          box.x2 > box.x1 && box.y2 > box.y1)
-        person.bbox = box;
+      if (annotation->bbox.isProper()) person.bbox = annotation->bbox;
       for (std::size_t k = 0; k < annotation->keypoints.size(); ++k) {
         person.keypoints.push_back(
             {annotation->keypoints[k][0], annotation->keypoints[k][1], annotation->visibility[k]});

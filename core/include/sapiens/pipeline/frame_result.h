@@ -7,6 +7,7 @@
 #include <opencv2/core/mat.hpp>
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,12 @@ struct BoundingBox {
   float x1 = 0, y1 = 0, x2 = 0, y2 = 0;  ///< image pixels, inclusive corners as the official demo uses
   float width() const { return x2 - x1; }
   float height() const { return y2 - y1; }
+  /// Every corner a finite number (JSON has no infinity: one would be written back as null).
+  bool isFinite() const {
+    return std::isfinite(x1) && std::isfinite(y1) && std::isfinite(x2) && std::isfinite(y2);
+  }
+  /// Finite, with x2 > x1 and y2 > y1.
+  bool isProper() const { return isFinite() && x2 > x1 && y2 > y1; }
 };
 
 /// One person from the top-down pose model.
