@@ -12,7 +12,6 @@
 
 #include "sapiens/media/frame_source.h"
 #include "sapiens/media/video_writer.h"
-#include "sapiens/model/architecture.h"
 #include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/frame_pipeline.h"
 #include "sapiens/pipeline/task_models.h"
@@ -90,12 +89,6 @@ struct Sample {
   Usage usage;
 };
 
-// A pointmap head with a scale branch only works on the token grid its first linear layer was made for.
-bool fixesItsInputSize(const Model& model) {
-  const Architecture& arch = model.architecture();
-  return arch.task == Task::Pointmap && !arch.head.scaleMlp.empty() && !arch.head.scaleConvChannels.empty();
-}
-
 void printRow(const Sample& s) {
   const double fps = s.seconds > 0 ? static_cast<double>(s.frames) / s.seconds : 0;
   std::string row =
@@ -128,7 +121,7 @@ int runSoak(const SoakArgs& a) {
   FramePipelineOptions pipeline;
   std::string sizes;
   for (LoadedTaskModel& m : loaded.models) {
-    if (!a.inputSize.empty() && !fixesItsInputSize(m.model)) m.inputSize = parseInputSize(a.inputSize);
+    if (!a.inputSize.empty() && !hasFixedInputSize(m.model)) m.inputSize = parseInputSize(a.inputSize);
     pipeline.models.push_back({&m.model, m.inputSize});
     sizes += fmt::format("{}{} {}x{}{}", sizes.empty() ? "" : ", ", taskName(m.task), m.inputSize.height,
                          m.inputSize.width, m.model.isDemoWeights() ? " (untrained demo weights)" : "");
@@ -246,12 +239,7 @@ CliCommand soakCommand("soak", [](CLI::App& app) -> CommandAction {
       ->capture_default_str();
   sub->add_option("--model-dir", a->modelDir,
                   "Checkpoint root in the official layout (default: the demo weights)");
-  for (Task t : {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap}) {
-    const std::string name(taskName(t));
-    sub->add_option_function<std::string>(
-        "--" + name + "-model", [a, t](const std::string& path) { a->modelPaths[t] = path; },
-        "Checkpoint for " + name);
-  }
+  addTaskModelOptions(sub, a);
   sub->add_option("--input-size", a->inputSize,
                   "Network input HxW (default: the model's; a pointmap head that fixes its own keeps it)");
   sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();

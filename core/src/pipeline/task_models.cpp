@@ -84,11 +84,15 @@ std::string describeTaskModelJson(const LoadedTaskModel& m) {
   return j.dump();
 }
 
+bool hasFixedInputSize(const Model& model) {
+  const Architecture& arch = model.architecture();
+  return arch.task == Task::Pointmap && !arch.head.scaleMlp.empty() && !arch.head.scaleConvChannels.empty();
+}
+
 InputSize defaultInputSize(const Model& model) {
   const Architecture& arch = model.architecture();
   const InputSize official{768, 1024};
-  if (arch.task != Task::Pointmap || arch.head.scaleMlp.empty() || arch.head.scaleConvChannels.empty())
-    return official;
+  if (!hasFixedInputSize(model)) return official;
   // The scale branch flattens (channels x grid) after stride-2 1x1 convolutions: ceil(n / 2) per layer.
   const int cells = arch.head.scaleMlp.front() / arch.head.scaleConvChannels.back();
   const int patch =

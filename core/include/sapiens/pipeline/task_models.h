@@ -45,6 +45,9 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request);
 /// The default network input for a model: 768 x 1024, unless the pointmap scale branch fixes another
 /// token grid (its first linear layer's width), then the 3:4 size that gives that grid.
 InputSize defaultInputSize(const Model& model);
+/// Whether `model` runs at one input size only (defaultInputSize gives it): a pointmap head whose scale
+/// branch flattens a fixed token grid into its first linear layer.
+bool hasFixedInputSize(const Model& model);
 
 /// {"task", "path", "architecture", "backbone", "head", "input_size", "demo_weights"} for manifests, as
 /// JSON text ("demo_weights": true for Sapiens2 Studio's untrained demo weights).
