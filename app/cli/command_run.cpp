@@ -288,12 +288,7 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option(
       "--model-dir", a->modelDir,
       "Checkpoint root in the official layout (default $SAPIENS_CHECKPOINT_ROOT or ~/sapiens2_host)");
-  for (Task t : {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap}) {
-    const std::string name(taskName(t));
-    sub->add_option_function<std::string>(
-        "--" + name + "-model", [a, t](const std::string& path) { a->modelPaths[t] = path; },
-        "Checkpoint for " + name + " (overrides --model-dir)");
-  }
+  addTaskModelOptions(sub, a);
   sub->add_flag("--no-demo-weights", a->noDemoWeights,
                 "Fail a task whose checkpoint is missing instead of running the untrained demo weights");
   sub->add_option("--size", a->size, "Preferred official size when looking up checkpoints")

@@ -1,10 +1,12 @@
 #pragma once
-// The --task value shared by the commands that run several task models: a comma-separated list.
+// The options shared by the commands that run several task models: --task (a comma-separated list) and
+// --TASK-model (a checkpoint per task).
 
 #include "sapiens/model/task.h"
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +25,18 @@ inline std::vector<Task> parseTaskList(const std::string& text) {
     tasks.push_back(*task);
   }
   return tasks;
+}
+
+/// --pose-model, --seg-model, ... FILE: a checkpoint per task into `args->modelPaths` (`args`, the
+/// command's shared arguments, is kept alive by the callbacks).
+template <class Args>
+void addTaskModelOptions(CLI::App* sub, const std::shared_ptr<Args>& args) {
+  for (Task t : {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap}) {
+    const std::string name(taskName(t));
+    sub->add_option_function<std::string>(
+        "--" + name + "-model", [args, t](const std::string& path) { args->modelPaths[t] = path; },
+        "Checkpoint for " + name + " (overrides --model-dir)");
+  }
 }
 
 }  // namespace sapiens::cli
