@@ -1,6 +1,12 @@
 # Every third-party package, found once. Debian 12 packages (scripts/install-deps) provide them all;
 # a CUDA build points CMAKE_PREFIX_PATH at the official LibTorch instead of Debian's.
 find_package(Torch REQUIRED)
+# ATen's at::parallel_for is an inline template that runs its loop on one thread unless the calling
+# file is compiled with OpenMP (_OPENMP), whatever LibTorch itself was built with.
+find_package(OpenMP COMPONENTS CXX)
+if(NOT OpenMP_CXX_FOUND)
+  message(WARNING "OpenMP not found: our at::parallel_for loops (attention, softmax, seg labels) will run on one thread")
+endif()
 find_package(nlohmann_json 3 REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CLI11 QUIET CONFIG)
