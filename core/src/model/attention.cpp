@@ -1,5 +1,6 @@
 #include "attention.h"
 
+#include "attention_tiled.h"
 #include "exp_rows.h"
 
 #include <ATen/ATen.h>
@@ -10,10 +11,25 @@
 
 namespace sapiens::detail {
 
+namespace {
+
+// Query head h reads key/value head h / (H / Hkv): consecutive groups.
+at::Tensor repeatHeads(const at::Tensor& t, int64_t heads) {
+  return t.size(1) == heads ? t : t.repeat_interleave(heads / t.size(1), 1);
+}
+
+}  // namespace
+
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
 #if TORCH_VERSION_MAJOR >= 2
-  return at::scaled_dot_product_attention(q, k, v);
+  return at::scaled_dot_product_attention(q, repeatHeads(k, q.size(1)), repeatHeads(v, q.size(1)));
 #else
+  if (tiledAttentionApplies(q, k, v)) return tiledAttention(q, k, v);
+  return attentionByMatrixProducts(q, repeatHeads(k, q.size(1)), repeatHeads(v, q.size(1)));
+#endif
+}
+
+at::Tensor attentionByMatrixProducts(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   // One pair of matrix products per (sample, head) and chunk of queries, into buffers allocated once:
   // scores = (q k^T) * scale in one GEMM (alpha = scale rounds exactly like a separate multiply), the
   // softmax's exponentials in place, then the product with v written transposed (v^T p^T, measured ~20%
@@ -51,7 +67,6 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     }
   }
   return outT.transpose(2, 3);
-#endif
 }
 
 }  // namespace sapiens::detail

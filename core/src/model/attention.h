@@ -5,10 +5,14 @@
 
 namespace sapiens::detail {
 
-/// q (B, H, Nq, d), k and v (B, H, Nk, d), same number of heads. LibTorch >= 2 uses
-/// at::scaled_dot_product_attention; 1.13 computes it by hand per sample and head, in chunks of queries
-/// so that one block of scores stays under kScoreChunkBytes.
+/// q (B, H, Nq, d), k and v (B, Hkv, Nk, d) with Hkv dividing H: query head h reads key/value head
+/// h / (H / Hkv). LibTorch >= 2 uses at::scaled_dot_product_attention; 1.13 uses tiledAttention where it
+/// applies (AVX-512 CPUs, float32) and attentionByMatrixProducts otherwise.
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+/// The same with two BLAS products per (sample, head) and chunk of queries, the chunk's scores under
+/// kScoreChunkBytes; k and v with H heads. Any device and dtype.
+at::Tensor attentionByMatrixProducts(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
 // 512 queries x 3081 keys at 1024x768: the block stays in the last-level cache between the two products
 // (measured ~15% faster than 64 MiB blocks on the reference machine).

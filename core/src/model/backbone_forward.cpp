@@ -31,12 +31,6 @@ at::Tensor attentionBranch(const ParameterAccess& p, const AttentionConfig& cfg,
     q = rmsNorm(q, p("q_norm.weight"));
     k = rmsNorm(k, p("k_norm.weight"));
   }
-  if (cfg.kvHeads < cfg.heads) {
-    // Query head h reads kv head h / (heads / kvHeads): consecutive groups.
-    const int64_t repeats = cfg.heads / cfg.kvHeads;
-    k = k.repeat_interleave(repeats, 1);
-    v = v.repeat_interleave(repeats, 1);
-  }
   if (rope != nullptr) {
     q = applyRope(q, *rope);
     k = applyRope(k, *rope);

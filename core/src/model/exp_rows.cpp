@@ -1,5 +1,9 @@
 #include "exp_rows.h"
 
+#include "exp_polynomial.h"
+
+#include "sapiens/common/cpu_features.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -15,20 +19,19 @@ namespace {
 
 #define SAPIENS_AVX2 __attribute__((target("avx2,fma")))
 
-// Cephes' single-precision exp: range reduction by ln 2 in two parts, degree-6 polynomial, 2^n through
-// the exponent bits. Inputs are <= 0 here (x - row max); below -87.3 the result is clamped to ~1e-38.
 SAPIENS_AVX2 inline __m256 exp8(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.33654f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+  namespace c = exp_polynomial;
+  x = _mm256_max_ps(x, _mm256_set1_ps(c::kLowestInput));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(c::kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(c::kLn2High), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(c::kLn2Low), r);
+  __m256 p = _mm256_set1_ps(c::kP0);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP5));
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
   const __m256i exponent =
       _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
@@ -65,15 +68,10 @@ SAPIENS_AVX2 float expShiftedRow(float* x, int64_t n) {
   return sum;
 }
 
-bool cpuHasAvx2Fma() {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return supported;
-}
-
 }  // namespace
 
 bool expShiftedRows(at::Tensor& block, at::Tensor& rowSums) {
-  if (!cpuHasAvx2Fma() || !block.is_cpu() || block.scalar_type() != at::kFloat || block.dim() != 2 ||
+  if (!cpu::hasAvx2Fma() || !block.is_cpu() || block.scalar_type() != at::kFloat || block.dim() != 2 ||
       block.stride(1) != 1 || !rowSums.is_contiguous() || rowSums.scalar_type() != at::kFloat ||
       rowSums.numel() < block.size(0)) {
     return false;
