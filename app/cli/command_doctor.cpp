@@ -2,6 +2,8 @@
 
 #include "cli_command.h"
 
+#include "sapiens/common/blas_kernels.h"
+#include "sapiens/common/cpu_features.h"
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
 #include "sapiens/common/threads.h"
@@ -38,6 +40,7 @@ namespace {
 struct BlasInfo {
   std::string name;  // "OpenBLAS (pthread)", "reference BLAS (netlib)", ...
   std::string library;
+  std::string core;  // OpenBLAS's kernel family in use
   bool reference = false;
 };
 
@@ -72,6 +75,7 @@ BlasInfo detectBlas() {
   } else {
     info.name = "unknown BLAS";
   }
+  info.core = blas::openBlasCore();
   return info;
 }
 
@@ -154,12 +158,21 @@ int runDoctor(bool asJson) {
 
   const double gflops = measureSgemm(1024, 5);
   const BlasInfo blas = detectBlas();
-  report["blas"] = {{"implementation", blas.name}, {"library", blas.library}, {"sgemm_1024_gflops", gflops}};
+  report["blas"] = {{"implementation", blas.name},
+                    {"library", blas.library},
+                    {"core", blas.core},
+                    {"sgemm_1024_gflops", gflops}};
   if (blas.reference)
     problems.push_back("the reference BLAS is active (" + blas.library +
                        "): inference is ~30x slower. Install libopenblas0-pthread (scripts/install-deps)");
   else if (gflops < 10.0)
     warnings.push_back("fp32 matrix products run at only " + std::to_string(gflops) + " GFLOP/s");
+  if (blas::slowerKernelsThanTheCpuRuns(blas.core, cpu::hasAvx512())) {
+    const char* pinned = std::getenv("OPENBLAS_CORETYPE");
+    warnings.push_back("OpenBLAS runs its AVX2 " + blas.core + " kernels on a CPU with AVX-512" +
+                       (pinned && *pinned ? std::string(" (OPENBLAS_CORETYPE=") + pinned + " is set)" : "") +
+                       ": matrix products run at about half the rate of its SkylakeX kernels");
+  }
 
   const std::string root = paths::checkpointRoot();
   auto checkpoints = listCheckpoints(root);
@@ -186,6 +199,7 @@ int runDoctor(bool asJson) {
     for (auto& d : report["cuda"]["devices"])
       row("  cuda:" + std::to_string(d["index"].get<int>()), d["name"].get<std::string>());
     row("BLAS", blas.name + (blas.library.empty() ? "" : "  [" + blas.library + "]"));
+    if (!blas.core.empty()) row("BLAS kernels", blas.core);
     std::ostringstream rate;
     rate << std::fixed << std::setprecision(1) << gflops << " GFLOP/s (fp32 1024x1024, best of 5)";
     row("sgemm", rate.str());

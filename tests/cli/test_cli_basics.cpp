@@ -1,5 +1,7 @@
 // The CLI's front door: --version, usage errors, and `doctor` telling a good set-up from a broken one.
 
+#include "sapiens/common/blas_kernels.h"
+#include "sapiens/common/cpu_features.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -9,6 +11,7 @@
 #include <QJsonObject>
 #include <QtTest>
 
+using namespace sapiens;
 using sapiens::test::runCli;
 
 class CliBasicsTest : public QObject {
@@ -47,6 +50,27 @@ class CliBasicsTest : public QObject {
     QVERIFY(report["versions"].toObject().contains("OpenCV"));
     QVERIFY(report["versions"].toObject().contains("FFmpeg"));
     QCOMPARE(report["problems"].toArray().size(), 0);
+  }
+
+  void doctorNamesTheBlasKernelsAndWarnsOfPinnedAvx2Kernels() {
+    // OPENBLAS_CORETYPE=Haswell pins the AVX2 kernels (some machines set it for every process).
+    auto pinned = runCli({"doctor", "--json"}, 300000, {"OPENBLAS_CORETYPE=Haswell"});
+    QCOMPARE(pinned.exitCode, 0);
+    const QJsonObject report = QJsonDocument::fromJson(pinned.out.toUtf8()).object();
+    QCOMPARE(report["blas"].toObject()["core"].toString(), QString("Haswell"));
+    const QString warnings = QJsonDocument(report["warnings"].toArray()).toJson();
+    QCOMPARE(
+        warnings.contains("AVX2 Haswell kernels on a CPU with AVX-512 (OPENBLAS_CORETYPE=Haswell is set)"),
+        cpu::hasAvx512());
+
+    // Left to itself (0.3.21 picks Cooperlake on the Zen 5 here), the warning follows its own choice.
+    auto chosen = runCli({"doctor", "--json"}, 300000, {"OPENBLAS_CORETYPE"});
+    QCOMPARE(chosen.exitCode, 0);
+    const QJsonObject own = QJsonDocument::fromJson(chosen.out.toUtf8()).object();
+    const QString core = own["blas"].toObject()["core"].toString();
+    QVERIFY2(!core.isEmpty(), qPrintable(chosen.out));
+    QCOMPARE(QJsonDocument(own["warnings"].toArray()).toJson().contains("kernels on a CPU with AVX-512"),
+             blas::slowerKernelsThanTheCpuRuns(core.toStdString(), cpu::hasAvx512()));
   }
 
   void doctorFailsOnTheReferenceBlas() {

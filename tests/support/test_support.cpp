@@ -22,7 +22,10 @@ ProcessResult runCli(const QStringList& arguments, int timeoutMs, const QStringL
   env.insert("OPENBLAS_THREAD_TIMEOUT", "4");
   for (const QString& entry : extraEnvironment) {
     const auto split = entry.indexOf('=');
-    env.insert(entry.left(split), entry.mid(split + 1));
+    if (split < 0)
+      env.remove(entry);
+    else
+      env.insert(entry.left(split), entry.mid(split + 1));
   }
   process.setProcessEnvironment(env);
   process.start(QString::fromUtf8(SAPIENS_CLI_PATH), arguments);

@@ -21,7 +21,8 @@ struct ProcessResult {
   QString err;
 };
 /// Runs the real sapiens-cli binary with `arguments`, waiting at most `timeoutMs`.
-/// `extraEnvironment` holds NAME=VALUE entries added to the current environment.
+/// `extraEnvironment` holds NAME=VALUE entries added to the current environment, and NAME entries (no
+/// "=") removed from it.
 ProcessResult runCli(const QStringList& arguments, int timeoutMs = 300000,
                      const QStringList& extraEnvironment = {});
 /// Exit code, stdout and stderr of a run, for a failing check's message.

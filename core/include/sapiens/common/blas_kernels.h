@@ -1,0 +1,18 @@
+#pragma once
+// Which OpenBLAS kernels run the matrix products. OPENBLAS_CORETYPE can pin them (some machines pin the
+// AVX2 "Haswell" kernels everywhere); on a CPU with AVX-512 that halves the matrix-product rate (242 vs
+// 439-468 GFLOP/s measured on a Zen 5, docs/PERFORMANCE.md), so `doctor` says so.
+
+#include <string>
+#include <string_view>
+
+namespace sapiens::blas {
+
+/// The kernel family OpenBLAS is running ("Haswell", "Cooperlake", ...); "" where the BLAS is not OpenBLAS.
+std::string openBlasCore();
+
+/// True where `core` is one of OpenBLAS's AVX2 kernel families ("Haswell", "Zen") and the CPU has
+/// AVX-512, whose kernels ("SkylakeX", "Cooperlake") it could run instead.
+bool slowerKernelsThanTheCpuRuns(std::string_view core, bool cpuHasAvx512);
+
+}  // namespace sapiens::blas
