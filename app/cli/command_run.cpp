@@ -40,6 +40,7 @@ struct RunArgs {
   std::string device = "auto";
   std::string dtype;
   std::size_t batch = 1;
+  std::size_t overlapMb = 1024;
   std::string shard;
   float keypointThreshold = 0.3f;
   std::vector<std::string> boxes;
@@ -170,9 +171,8 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   options.batchSize = batch.batchSize;
   options.smooth = a.smooth;
   options.shard = batch.shard;
-  options.keypointThreshold = batch.keypointThreshold;
   options.personBoxes = batch.personBoxes;
-  options.plyEncoding = batch.plyEncoding;
+  options.exports = batch.exports;
 
   const bool terminal = isatty(STDERR_FILENO);
   VideoRunCallbacks callbacks;
@@ -223,14 +223,15 @@ int runRun(const RunArgs& a) {
   options.models.device = a.device;
   options.models.dtype = a.dtype;
   options.batchSize = a.batch;
+  options.overlapBytes = a.overlapMb << 20;
   if (!a.shard.empty()) options.shard = parseShard(a.shard);
-  options.keypointThreshold = a.keypointThreshold;
+  options.exports.keypointThreshold = a.keypointThreshold;
   for (const auto& b : a.boxes) options.personBoxes.push_back(parseBox(b));
   if (!a.boxFile.empty())
     for (const auto& b : readBoxFile(a.boxFile)) options.personBoxes.push_back(b);
-  options.plyEncoding = a.ply == "ascii" ? PlyEncoding::Ascii : PlyEncoding::BinaryLittleEndian;
-  options.plyFaces = a.plyFaces;
-  options.overlays = !a.noOverlay;
+  options.exports.plyEncoding = a.ply == "ascii" ? PlyEncoding::Ascii : PlyEncoding::BinaryLittleEndian;
+  options.exports.plyFaces = a.plyFaces;
+  options.exports.overlays = !a.noOverlay;
 
   std::signal(SIGINT, [](int) { interrupted = true; });
   if (!a.camera.empty() || isVideoInput(a.inputs)) {
@@ -299,6 +300,11 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default: fp32 on CPU, bf16 on CUDA)");
   sub->add_option("--batch", a->batch, "Pictures per forward pass (pose: their person crops together)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
+      ->capture_default_str();
+  sub->add_option("--overlap-memory", a->overlapMb,
+                  "MB for reading the next pictures and writing the last results while the models run (0: "
+                  "one after the other)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30))
       ->capture_default_str();
   sub->add_option("--shard", a->shard,
                   "Only part K of N of the sorted pictures, or of one video's selected frames (1-based; then "

@@ -56,7 +56,7 @@ void VideoExport::start(const VideoExportRequest& request) {
       options.outputDir = scratch.path().toStdString();
       options.videoOut = request.output.toStdString();
       options.perFrameFiles = false;
-      options.keypointThreshold = request.keypointThreshold;
+      options.exports.keypointThreshold = request.keypointThreshold;
       for (const auto& [task, path] : request.models) {
         options.models.tasks.push_back(task);
         options.models.modelPaths[task] = path.toStdString();

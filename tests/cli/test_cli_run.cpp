@@ -27,6 +27,7 @@
 
 using sapiens::test::fixture;
 using sapiens::test::resource;
+using sapiens::test::describe;
 using sapiens::test::runCli;
 
 using sapiens::test::readJson;
@@ -199,6 +200,41 @@ class CliRunTest : public QObject {
     QVERIFY2(r.err.contains("pose") && r.err.contains("seg"), qPrintable(r.err));
     QVERIFY(QFile::exists(out.path() + "/astronaut.normal.png"));
     QVERIFY(!QFile::exists(out.path() + "/astronaut.seg.png"));
+  }
+
+  // Reading the next pictures and writing the last results overlap the analysis only within
+  // --overlap-memory; beyond it each group waits, and writes the same files.
+  void aRunBeyondItsOverlapMemoryWaitsAndWritesTheSame() {
+    QTemporaryDir in, overlapped, waited;
+    const cv::Mat sample = cv::imread(resource("samples/astronaut.png"));
+    QVERIFY(!sample.empty());
+    for (int i = 0; i < 3; ++i) {
+      cv::Mat picture;
+      cv::resize(sample, picture, cv::Size(160 + 40 * i, 200), 0, 0, cv::INTER_AREA);
+      QVERIFY(cv::imwrite((in.path() + QString("/p%1.png").arg(i)).toStdString(), picture));
+    }
+    const QStringList common =
+        QStringList{"run",          in.path(),
+                    "--task",       "seg",
+                    "--device",     "cpu",
+                    "--input-size", "64x48",
+                    "--seg-model",  QString::fromStdString(fixture("golden/seg/model.safetensors"))};
+    auto r1 = runCli(common + QStringList{"--output", overlapped.path()});
+    auto r2 = runCli(common + QStringList{"--output", waited.path(), "--overlap-memory", "0"});
+    QVERIFY2(r1.exitCode == 0, qPrintable(describe(r1)));
+    QVERIFY2(r2.exitCode == 0, qPrintable(describe(r2)));
+    const QJsonObject overlap1 = readJson(overlapped.path() + "/results.json")["overlap"].toObject();
+    const QJsonObject overlap2 = readJson(waited.path() + "/results.json")["overlap"].toObject();
+    QCOMPARE(overlap1["groups_waited"].toInt(), 0);
+    QCOMPARE(overlap2["groups_waited"].toInt(), 3);
+    QCOMPARE(overlap2["budget_bytes"].toInt(), 0);
+    QVERIFY2(r2.err.contains("such groups wait"), qPrintable(r2.err));
+    for (int i = 0; i < 3; ++i) {
+      const QString name = QString("/p%1.seg.png").arg(i);
+      QFile a(overlapped.path() + name), b(waited.path() + name);
+      QVERIFY2(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly), qPrintable(name));
+      QVERIFY2(a.readAll() == b.readAll(), qPrintable(name + " differs"));
+    }
   }
 
   // --batch N stacks the pictures of a group into one forward pass (pose: all their person crops); each

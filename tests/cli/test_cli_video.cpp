@@ -103,11 +103,16 @@ class CliVideoTest : public QObject {
     QTemporaryDir dir;
     const QString video = writeVideo(dir, 3);
     const QString out = dir.path() + "/out";
-    auto r = runCli(QStringList{"run", video, "--task", "pointmap", "--device", "cpu", "--output", out} +
+    // The picture runs' PLY options hold for a video's frames too.
+    auto r = runCli(QStringList{"run", video, "--task", "pointmap", "--device", "cpu", "--output", out,
+                                "--ply", "ascii", "--ply-faces"} +
                     model("pointmap"));
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     for (const char* name : {"000000", "000001", "000002"}) {
-      QVERIFY2(QFile::exists(out + "/clip_frames/" + name + ".ply"), name);
+      QFile ply(out + "/clip_frames/" + name + ".ply");
+      QVERIFY2(ply.open(QIODevice::ReadOnly), name);
+      const QByteArray header = ply.read(4096);
+      QVERIFY2(header.contains("format ascii 1.0") && header.contains("element face"), header.constData());
       QVERIFY2(QFile::exists(out + "/clip_frames/" + name + ".depth.png"), name);
     }
   }

@@ -215,16 +215,16 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
                   begin + 1, end, total);
   }
   // Three groups in flight: the next one is read and the previous one exported on helper threads (below
-  // the analyser's priority) while the models run on the current one.
+  // the analyser's priority) while the models run on the current one, as long as those two stay within
+  // options.overlapBytes; otherwise that group's analysis waits for them (the serial run's peak memory).
   const std::size_t batchSize = std::max<std::size_t>(1, options.batchSize);
-  // Peak memory: up to three groups' pictures and two groups' results at once.
   const int helperNiceness = threads::thisThreadNiceness() + threads::kHelperNicenessStep;
   // OpenCV's OpenEXR switch is an environment variable: set it here, before the helper threads start,
   // since setenv is not safe against other threads' getenv.
   exrWritingSupported();
   std::atomic<bool> stopReading{false};  // a cancellation: the read ahead stops at its next picture
-  auto readGroup = [&](std::size_t first) {
-    threads::lowerThisThreadPriority(helperNiceness);
+  auto readGroup = [&](std::size_t first, bool helperThread) {
+    if (helperThread) threads::lowerThisThreadPriority(helperNiceness);
     PictureGroup group;
     group.first = first;
     group.end = std::min(planned.size(), first + batchSize);
@@ -243,11 +243,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
     }
     return group;
   };
-  FrameExportOptions exportOptions;
-  exportOptions.overlays = options.overlays;
-  exportOptions.keypointThreshold = options.keypointThreshold;
-  exportOptions.plyEncoding = options.plyEncoding;
-  exportOptions.plyFaces = options.plyFaces;
+  FrameExportOptions exportOptions = options.exports;
   exportOptions.demoTasks = summary.demoTasks;
   auto exportGroup = [&](PictureGroup group) {
     threads::lowerThisThreadPriority(helperNiceness);
@@ -272,9 +268,11 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
     return std::move(group.outcomes);
   };
   std::future<PictureGroup> reading;
-  if (!planned.empty()) reading = std::async(std::launch::async, readGroup, 0);
+  if (!planned.empty()) reading = std::async(std::launch::async, readGroup, 0, true);
   std::future<std::vector<InputOutcome>> exporting;
+  std::size_t exportingBytes = 0;  // the pictures and results of the group being written
   auto collectExports = [&] {
+    exportingBytes = 0;
     if (!exporting.valid()) return;
     for (InputOutcome& outcome : exporting.get()) summary.inputs.push_back(std::move(outcome));
   };
@@ -286,10 +284,31 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       break;
     }
     if (callbacks.onProgress) callbacks.onProgress({first, planned.size(), planned[first].path});
-    PictureGroup group = reading.get();
-    if (group.end < planned.size()) reading = std::async(std::launch::async, readGroup, group.end);
+    PictureGroup group = reading.valid() ? reading.get() : readGroup(first, false);
+    std::size_t pictureBytes = 0;
+    for (const cv::Mat& image : group.images) pictureBytes += image.total() * image.elemSize();
+    const std::size_t writing = exportingBytes;
+    bool waits = false;
+    if (exportingBytes > options.overlapBytes) {
+      collectExports();
+      waits = true;
+    }
+    if (group.end < planned.size()) {
+      // The next group's pictures are taken to be as large as these.
+      if (exportingBytes + pictureBytes <= options.overlapBytes)
+        reading = std::async(std::launch::async, readGroup, group.end, true);
+      else
+        waits = true;
+    }
+    if (waits && summary.groupsWaited++ == 0)
+      logger().info(
+          "{} MB of pictures and results to write and {} MB of pictures to read ahead exceed the {} MB "
+          "allowed for overlapping them with the analysis: such groups wait",
+          writing >> 20, pictureBytes >> 20, options.overlapBytes >> 20);
     runModelsOnGroup(models, group.images, group.readable, group.frames, group.outcomes, options.personBoxes);
     collectExports();
+    exportingBytes = pictureBytes;
+    for (const FrameResult& frame : group.frames) exportingBytes += frame.bytes();
     exporting = std::async(std::launch::async, exportGroup, std::move(group));
   }
   collectExports();
@@ -308,6 +327,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   manifest["succeeded"] = summary.inputs.size() - summary.failedCount();
   manifest["failed"] = summary.failedCount();
   manifest["cancelled"] = summary.cancelled;
+  manifest["overlap"] = {{"budget_bytes", options.overlapBytes}, {"groups_waited", summary.groupsWaited}};
   manifest["elapsed_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   writeFileAtomically(summary.manifestPath, manifest.dump(2) + "\n");
   return summary;

@@ -20,4 +20,14 @@ bool FrameResult::has(Task task) const {
   return false;
 }
 
+std::size_t FrameResult::bytes() const {
+  std::size_t total = 0;
+  for (const cv::Mat* map : {&segLabels, &normal, &albedo, &pointmap})
+    total += map->total() * map->elemSize();
+  for (const PoseInstance& pose : poses)
+    total += sizeof(PoseInstance) + pose.keypoints.size() * sizeof(pose.keypoints[0]) +
+             pose.scores.size() * sizeof(float);
+  return total;
+}
+
 }  // namespace sapiens

@@ -110,7 +110,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   if (std::find(summary.demoTasks.begin(), summary.demoTasks.end(), Task::Pose) != summary.demoTasks.end())
     keypoints.note = demo::kNotice;
   keypoints.numKeypoints = static_cast<int>(keypoints308().size());
-  keypoints.keypointThreshold = options.keypointThreshold;
+  keypoints.keypointThreshold = options.exports.keypointThreshold;
   const bool posing = std::any_of(loaded.models.begin(), loaded.models.end(),
                                   [](const LoadedTaskModel& m) { return m.task == Task::Pose; });
 
@@ -119,11 +119,9 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
                                     ? stem.string() + shardSuffix(options.shard) + ".annotated.mp4"
                                     : withShardSuffix(options.videoOut, options.shard);
   std::optional<DepthRange> depthRange;  // one colour scale for the whole video: it only widens
-  FrameExportOptions frameExport;
+  FrameExportOptions frameExport = options.exports;
   frameExport.overlays = false;
   frameExport.poseFiles = false;
-  frameExport.keypointThreshold = options.keypointThreshold;
-  frameExport.plyEncoding = options.plyEncoding;
   frameExport.demoTasks = summary.demoTasks;
 
   FramePipelineCallbacks pipelineCallbacks;
@@ -154,7 +152,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
       exportFrame(r, p.frame.bgr, (framesDir / frameName).string(), frameName, frameExport);
     }
     if (options.annotatedVideo) {
-      const cv::Mat picture = annotatedPicture(r, p.frame.bgr, options.keypointThreshold);
+      const cv::Mat picture = annotatedPicture(r, p.frame.bgr, options.exports.keypointThreshold);
       if (!writer) {
         VideoWriterOptions w = videoWriterOptionsFor(info, picture.cols, picture.rows);
         if (!summary.demoTasks.empty()) w.comment = demo::kNotice;

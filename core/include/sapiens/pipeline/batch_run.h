@@ -3,8 +3,8 @@
 // every result exported per picture and a results.json manifest. A bad picture is reported and skipped;
 // a model that cannot be loaded fails its task only. Front ends supply progress and cancellation.
 
-#include "sapiens/export/ply.h"
 #include "sapiens/model/task.h"
+#include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/preprocess.h"
 #include "sapiens/pipeline/shard.h"
@@ -28,11 +28,12 @@ struct BatchRunOptions {
   std::size_t batchSize = 1;   ///< pictures per forward pass (memory grows with it)
   std::optional<Shard> shard;  ///< only this contiguous part of the sorted pictures
 
-  float keypointThreshold = 0.3f;
   std::vector<BoundingBox> personBoxes;  ///< user boxes for pose, applied to every picture
-  PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
-  bool plyFaces = false;
-  bool overlays = true;
+  FrameExportOptions exports;            ///< each picture's files; the run fills in demoTasks
+  /// Memory the overlap may hold besides the group being analysed: the next group's pictures read
+  /// ahead and the previous group's pictures and results being written. A group that would exceed it
+  /// waits for the writing to finish, or is read only when its turn comes (the manifest counts them).
+  std::size_t overlapBytes = std::size_t{1} << 30;
 };
 
 struct BatchProgress {
@@ -62,6 +63,7 @@ struct BatchSummary {
   std::vector<Task> tasksRun;
   std::string manifestPath;
   bool cancelled = false;
+  std::size_t groupsWaited = 0;  ///< groups analysed without the overlap, to stay within overlapBytes
 
   std::size_t failedCount() const;
 };

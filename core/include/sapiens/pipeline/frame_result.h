@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,8 @@ struct FrameResult {
   std::map<Task, double> inferenceMs;  ///< model time per task
 
   bool has(Task task) const;
+  /// Memory held by the maps and poses.
+  std::size_t bytes() const;
 };
 
 }  // namespace sapiens

@@ -5,7 +5,7 @@
 // STEM_frames/, numbered PLY files for pointmaps, and a results.json manifest. Whatever was processed
 // before a failure or a cancel is written and valid.
 
-#include "sapiens/export/ply.h"
+#include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/frame_pipeline.h"
 #include "sapiens/pipeline/shard.h"
 #include "sapiens/pipeline/task_models.h"
@@ -30,9 +30,10 @@ struct VideoRunOptions {
   std::optional<Shard> shard;
   std::size_t batchSize = 1;
   bool smooth = false;
-  float keypointThreshold = 0.3f;
   std::vector<BoundingBox> personBoxes;
-  PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
+  /// The per-frame files (overlays and keypoint files are per video instead; the run fills in demoTasks),
+  /// and the keypoint threshold of the annotated video and the video's keypoint file.
+  FrameExportOptions exports;
 };
 
 struct VideoRunProgress {
