@@ -3,7 +3,6 @@
 #include "cli_command.h"
 
 #include "sapiens/common/blas_kernels.h"
-#include "sapiens/common/cpu_features.h"
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
 #include "sapiens/common/threads.h"
@@ -167,12 +166,7 @@ int runDoctor(bool asJson) {
                        "): inference is ~30x slower. Install libopenblas0-pthread (scripts/install-deps)");
   else if (gflops < 10.0)
     warnings.push_back("fp32 matrix products run at only " + std::to_string(gflops) + " GFLOP/s");
-  if (blas::slowerKernelsThanTheCpuRuns(blas.core, cpu::hasAvx512())) {
-    const char* pinned = std::getenv("OPENBLAS_CORETYPE");
-    warnings.push_back("OpenBLAS runs its AVX2 " + blas.core + " kernels on a CPU with AVX-512" +
-                       (pinned && *pinned ? std::string(" (OPENBLAS_CORETYPE=") + pinned + " is set)" : "") +
-                       ": matrix products run at about half the rate of its SkylakeX kernels");
-  }
+  if (const std::string slow = blas::slowKernelsWarning(); !slow.empty()) warnings.push_back(slow);
 
   const std::string root = paths::checkpointRoot();
   auto checkpoints = listCheckpoints(root);

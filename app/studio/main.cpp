@@ -5,6 +5,7 @@
 #include "tasks_panel.h"
 
 #include "sapiens/common/allocator.h"
+#include "sapiens/common/blas_kernels.h"
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
 #include "sapiens/common/threads.h"
@@ -116,6 +117,9 @@ int main(int argc, char** argv) {
   }
 
   sapiens::studio::MainWindow window;
+  // After the window exists, so that its log panel shows it.
+  if (const std::string slow = sapiens::blas::slowKernelsWarning(); !slow.empty())
+    sapiens::logger().warn("{}", slow);
   const bool run = parser.isSet(QStringLiteral("run"));
   if (parser.isSet(QStringLiteral("screenshot")))
     armScreenshot(window, parser.value(QStringLiteral("screenshot")), run);

@@ -15,4 +15,8 @@ std::string openBlasCore();
 /// AVX-512, whose kernels ("SkylakeX", "Cooperlake") it could run instead.
 bool slowerKernelsThanTheCpuRuns(std::string_view core, bool cpuHasAvx512);
 
+/// "" where OpenBLAS runs the best kernels this CPU has; otherwise the sentence `doctor` and the studio's
+/// log give, naming OPENBLAS_CORETYPE where it is set.
+std::string slowKernelsWarning();
+
 }  // namespace sapiens::blas
