@@ -1,5 +1,6 @@
 #include "finetune_worker.h"
 
+#include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
 #include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/finetune/label_set.h"
@@ -227,6 +228,7 @@ void FineTuneWorker::runTraining(bool fresh) {
                                 .arg(report.lastLoss, 0, 'f', 4);
     logger().info("Fine-tuning: {}", summary.toStdString());
     Q_EMIT finished(report.stopped, report.steps, summary);
+    memory::releaseFreeMemory();  // the training pass's activations are gone
   } catch (const std::exception& e) {
     logger().error("Fine-tuning failed: {}", e.what());
     Q_EMIT failed(QString::fromStdString(e.what()));

@@ -3,6 +3,9 @@
 #include "inference_worker.h"
 #include "thread_priority.h"
 
+#include "sapiens/common/allocator.h"
+#include "sapiens/common/log.h"
+
 #include <QMetaObject>
 
 namespace sapiens::studio {
@@ -28,6 +31,18 @@ InferenceSession::InferenceSession(QObject* parent)
   connect(worker_, &InferenceWorker::runFinished, this, &InferenceSession::onFinished);
   connect(worker_, &InferenceWorker::runFailed, this, &InferenceSession::onFailed);
   connect(worker_, &InferenceWorker::runDropped, this, &InferenceSession::onDropped);
+  idleRelease_.setSingleShot(true);
+  idleRelease_.setInterval(kIdleReleaseMs);
+  connect(&idleRelease_, &QTimer::timeout, this, [this] {
+    if (inFlight_ > 0) return;
+    QMetaObject::invokeMethod(
+        worker_,
+        [] {
+          if (const long long released = memory::releaseFreeMemory(); released > 0)
+            logger().debug("idle: gave {} MB of freed memory back to the system", released >> 20);
+        },
+        Qt::QueuedConnection);
+  });
   thread_.start();
   // First in the worker's queue: before it starts any thread of its own (OpenMP, OpenBLAS), which inherit
   // its priority.
@@ -117,6 +132,7 @@ void InferenceSession::request(const QString& imagePath, const cv::Mat& bgr, Tas
     return;
   }
   ++inFlight_;
+  idleRelease_.stop();
   Q_EMIT started(imagePath, tasks);
   InferenceWorker* worker = worker_;
   const QString device = device_;
@@ -180,6 +196,7 @@ void InferenceSession::onDropped(quint64 generation) {
 void InferenceSession::settle() {
   if (--inFlight_ <= 0) {
     inFlight_ = 0;
+    idleRelease_.start();
     Q_EMIT idle();
   }
 }

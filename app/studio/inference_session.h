@@ -13,6 +13,7 @@
 #include <QObject>
 #include <QString>
 #include <QThread>
+#include <QTimer>
 
 #include <atomic>
 #include <cstddef>
@@ -95,6 +96,10 @@ class InferenceSession : public QObject {
 
   QThread thread_;
   InferenceWorker* worker_ = nullptr;  // lives on thread_, deleted when it finishes
+  // The heap keeps what the largest pass needed (memory::keepLargeBlocksInHeap); after this long without
+  // a run it is given back, on the worker's thread.
+  QTimer idleRelease_;
+  static constexpr int kIdleReleaseMs = 20000;
   std::shared_ptr<std::atomic<quint64>> latestGeneration_;
   int inFlight_ = 0;
   QString device_ = QStringLiteral("auto");

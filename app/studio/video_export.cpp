@@ -2,6 +2,7 @@
 
 #include "thread_priority.h"
 
+#include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
 #include "sapiens/pipeline/video_run.h"
 
@@ -89,6 +90,7 @@ void VideoExport::start(const VideoExportRequest& request) {
     }
     if (!error.isEmpty())
       logger().error("annotated video {}: {}", request.output.toStdString(), error.toStdString());
+    memory::releaseFreeMemory();  // the models and frames of the export are gone
     // `this` outlives the thread: the destructor joins it.
     QMetaObject::invokeMethod(
         this,
