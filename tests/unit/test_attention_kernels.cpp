@@ -6,6 +6,7 @@
 #include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
+#include <torch/version.h>
 #include <QtTest>
 
 #include <cmath>
@@ -113,7 +114,9 @@ class AttentionKernelsTest : public QObject {
     const at::Tensor v = at::randn({2, 70, 2, 64}).permute({0, 2, 1, 3});
     const at::Tensor got = sapiens::detail::attention(q, k, v);
     QVERIFY(maxError(got, reference(q, k, v)) < kTolerance);
+#if TORCH_VERSION_MAJOR < 2  // LibTorch 2.x runs scaled_dot_product_attention instead
     if (cpu::hasAvx512()) QVERIFY(got.transpose(1, 2).is_contiguous());
+#endif
   }
 
   void otherTensorsTakeTheMatrixProductPath() {
