@@ -37,9 +37,12 @@ InferenceSession::InferenceSession(QObject* parent)
     if (inFlight_ > 0) return;
     QMetaObject::invokeMethod(
         worker_,
-        [] {
-          if (const long long released = memory::releaseFreeMemory(); released > 0)
-            logger().debug("idle: gave {} MB of freed memory back to the system", released >> 20);
+        [this] {
+          const long long released = memory::releaseFreeMemory();
+          logger().debug("idle: gave {} MB of freed memory back to the system", released >> 20);
+          // `this` outlives the worker's thread: the destructor joins it.
+          QMetaObject::invokeMethod(
+              this, [this, released] { Q_EMIT memoryReleased(released); }, Qt::QueuedConnection);
         },
         Qt::QueuedConnection);
   });

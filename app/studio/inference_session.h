@@ -70,6 +70,8 @@ class InferenceSession : public QObject {
   const FrameResult* cached(const QString& imagePath, TaskSet tasks,
                             const std::vector<BoundingBox>& personBoxes = {}) const;
   void clearCache();
+  /// How long after the last run the heap's free memory is given back (memory::releaseFreeMemory).
+  void setIdleReleaseDelay(int ms) { idleRelease_.setInterval(ms); }
 
  Q_SIGNALS:
   void modelLoaded(sapiens::Task task, const QString& path);
@@ -82,6 +84,8 @@ class InferenceSession : public QObject {
   void runFailed(const QString& imagePath, const QString& reason);
   /// Nothing is running any more.
   void idle();
+  /// The idle release ran; `bytes`: how much the resident set shrank.
+  void memoryReleased(qint64 bytes);
 
  private:
   void onFinished(quint64 generation, const QString& imagePath, unsigned int tasks, const FrameResult& result,

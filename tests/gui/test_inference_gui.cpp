@@ -439,6 +439,21 @@ class TestInferenceGui : public QObject {
     for (const auto& pose : window.currentResult()->poses) QCOMPARE(pose.bboxSource, std::string("user"));
   }
 
+  void givesFreedMemoryBackWhenIdle() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(openAndWait(window));
+    QVERIFY(loadModels(window, {{Task::Seg, "seg"}}));
+    selectTasks(window, {Task::Seg});
+    window.inference()->setIdleReleaseDelay(300);
+    QSignalSpy released(window.inference(), &sapiens::studio::InferenceSession::memoryReleased);
+    QVERIFY(runAndWait(window));
+    // The heap kept the run's activations for the next run; idle, the session gives them back.
+    QVERIFY(released.wait(kTimeoutMs));
+    QVERIFY2(released.at(0).at(0).toLongLong() > (1 << 20), qPrintable(released.at(0).at(0).toString()));
+  }
+
   void changingThePrecisionReloadsTheModelsInTheBackground() {
     MainWindow window;
     window.show();
