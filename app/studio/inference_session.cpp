@@ -166,23 +166,14 @@ void InferenceSession::insertCached(const QString& key, const FrameResult& resul
   if (cache_.contains(key)) return;
   cache_.insert(key, result);
   cacheOrder_.push_back(key);
-  cacheBytes_ += resultBytes(result);
+  cacheBytes_ += result.bytes();
   // A video fills the cache frame after frame: the oldest results go first.
   while (cacheBytes_ > kCacheBudgetBytes && cacheOrder_.size() > 1) {
     const auto oldest = cache_.find(cacheOrder_.front());
-    cacheBytes_ -= resultBytes(oldest.value());
+    cacheBytes_ -= oldest.value().bytes();
     cache_.erase(oldest);
     cacheOrder_.pop_front();
   }
-}
-
-std::size_t InferenceSession::resultBytes(const FrameResult& result) {
-  std::size_t bytes = 0;
-  for (const cv::Mat* map : {&result.segLabels, &result.normal, &result.albedo, &result.pointmap})
-    bytes += map->total() * map->elemSize();
-  for (const PoseInstance& pose : result.poses)
-    bytes += pose.keypoints.size() * sizeof(pose.keypoints[0]) + pose.scores.size() * sizeof(float);
-  return bytes;
 }
 
 void InferenceSession::onFailed(quint64 generation, const QString& imagePath, const QString& reason) {

@@ -94,7 +94,6 @@ class InferenceSession : public QObject {
   void onDropped(quint64 generation);
   void settle();
   void insertCached(const QString& key, const FrameResult& result);
-  static std::size_t resultBytes(const FrameResult& result);
   static QString cacheKey(const QString& imagePath, TaskSet tasks,
                           const std::vector<BoundingBox>& personBoxes);
 
