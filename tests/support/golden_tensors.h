@@ -31,6 +31,13 @@ inline double maxAbsDifference(const at::Tensor& got, const at::Tensor& expected
   return (got.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>();
 }
 
+/// The official normal image (H x W x 3, shortened where it was interpolated) at unit length, as our
+/// post-processing gives it: same directions, length 1.
+inline at::Tensor unitLengthNormalImage(const at::Tensor& officialImage) {
+  const at::Tensor n = officialImage.to(at::kDouble);
+  return n / n.norm(2, {2}, /*keepdim=*/true).clamp_min(1e-12);
+}
+
 /// The (W, H) network input size of a (B, 3, H, W) input tensor.
 inline sapiens::InputSize inputSizeOf(const at::Tensor& input) {
   return {static_cast<int>(input.size(3)), static_cast<int>(input.size(2))};

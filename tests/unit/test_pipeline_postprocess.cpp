@@ -2,6 +2,7 @@
 // labels, unit normals and the normal image; plus albedo, pointmap and the implied intrinsics, checked
 // against what a pinhole camera must give.
 
+#include "sapiens/export/map_png.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
 #include "sapiens/model/tensor_difference.h"
@@ -72,6 +73,7 @@ class PipelinePostprocessTest : public QObject {
   void cudaKernelReferencesAgreeWithAten();
   void normalMatchesOfficialPostprocessing_data();
   void normalMatchesOfficialPostprocessing();
+  void resampledNormalsAreUnitOrZero();
   void albedoIsClampedCroppedAndResized();
   void gaussianBlurMatchesTorchvision();
   void metricPointmapDividesEachItemByItsScale();
@@ -267,8 +269,9 @@ void PipelinePostprocessTest::normalMatchesOfficialPostprocessing() {
   const std::string k = key.toStdString();
   const auto file = sapiens::SafetensorsFile::open(sapiens::test::fixture("golden/normal/e2e.safetensors"));
   const at::Tensor raw = tensorOf(file, k + ".normal_raw");
-  const at::Tensor expectedImage = tensorOf(file, k + ".normal_image");
-  const cv::Size imageSize(static_cast<int>(expectedImage.size(1)), static_cast<int>(expectedImage.size(0)));
+  const at::Tensor officialImage = tensorOf(file, k + ".normal_image");
+  const at::Tensor expectedImage = sapiens::test::unitLengthNormalImage(officialImage);
+  const cv::Size imageSize(static_cast<int>(officialImage.size(1)), static_cast<int>(officialImage.size(0)));
 
   const double unitError = maxAbsDifference(sapiens::unitNormals(raw), tensorOf(file, k + ".normal_unit"));
   const cv::Mat image = sapiens::normalImage(raw, paddingOf(tensorOf(file, k + ".padding_size")), imageSize);
@@ -278,6 +281,45 @@ void PipelinePostprocessTest::normalMatchesOfficialPostprocessing() {
   qInfo("normal %s: normal_unit max |d| %.3g, normal_image max |d| %.3g", k.c_str(), unitError, imageError);
   QVERIFY2(unitError <= 1e-5, qPrintable(QString::number(unitError)));
   QVERIFY2(imageError <= 1e-5, qPrintable(QString::number(imageError)));
+  // The official image is shorter than 1 where neighbours disagree; ours is not.
+  const at::Tensor officialLength = officialImage.to(at::kDouble).norm(2, {2});
+  const at::Tensor length = tensorOfMat(image).to(at::kDouble).norm(2, {2});
+  qInfo("normal %s: official lengths %.3f..%.3f, ours %.6f..%.6f", k.c_str(),
+        officialLength.min().item<double>(), officialLength.max().item<double>(), length.min().item<double>(),
+        length.max().item<double>());
+  QVERIFY((length - 1).abs().max().item<double>() <= 1e-4);
+}
+
+void PipelinePostprocessTest::resampledNormalsAreUnitOrZero() {
+  // Left half pointing +x, right half -x, a zero block: interpolating across the middle passes through
+  // (0, 0, 0) and the block has no direction at all.
+  at::Tensor raw = at::zeros({1, 3, 8, 8});
+  raw.select(1, 0).narrow(2, 0, 4).fill_(2.0);
+  raw.select(1, 0).narrow(2, 4, 4).fill_(-3.0);
+  raw.select(1, 2).fill_(0.5);
+  raw.narrow(2, 0, 2).narrow(3, 0, 2).zero_();
+  const cv::Mat image = sapiens::normalImage(raw, {}, cv::Size(37, 29));
+  int zero = 0, unit = 0;
+  for (int y = 0; y < image.rows; ++y) {
+    for (int x = 0; x < image.cols; ++x) {
+      const cv::Vec3f n = image.at<cv::Vec3f>(y, x);
+      const double length = cv::norm(n);
+      if (n == cv::Vec3f(0, 0, 0)) {
+        ++zero;
+      } else {
+        QVERIFY2(std::abs(length - 1.0) <= 1e-4,
+                 qPrintable(QString("(%1, %2) has length %3").arg(x).arg(y).arg(length)));
+        ++unit;
+      }
+    }
+  }
+  QVERIFY2(image.at<cv::Vec3f>(0, 0) == cv::Vec3f(0, 0, 0), "the zero block gained a direction");
+  QVERIFY(zero > 0 && zero < 80);
+  QCOMPARE(zero + unit, 37 * 29);
+  // The invalid pixels are drawn as background and give the PLY no normal of their own.
+  const cv::Mat picture = sapiens::normalMapImage(image);
+  QCOMPARE(picture.at<cv::Vec3b>(0, 0), cv::Vec3b(0, 0, 0));
+  QVERIFY(picture.at<cv::Vec3b>(28, 36) != cv::Vec3b(0, 0, 0));
 }
 
 void PipelinePostprocessTest::albedoIsClampedCroppedAndResized() {

@@ -85,6 +85,7 @@ cv::Mat normalMapImage(const cv::Mat& normal, const cv::Mat& foreground) {
     auto* out = image.ptr<cv::Vec3b>(y);
     for (int x = 0; x < normal.cols; ++x) {
       if (mask != nullptr && mask[x] == 0) continue;
+      if (n[x] == cv::Vec3f(0, 0, 0)) continue;  // no direction (invalid): drawn as background
       // R = x, G = y, B = z, in float32 as NumPy computes ((n + 1) / 2 * 255).
       for (int c = 0; c < 3; ++c) out[x][2 - c] = truncatedByte((n[x][c] + 1.0f) / 2.0f * 255.0f);
     }

@@ -126,7 +126,8 @@ PointCloud buildPointCloud(const cv::Mat& pointmap, const cv::Mat& normal, const
       bool fromMap = false;
       if (!normal.empty()) {
         n = normal.at<cv::Vec3f>(y, x);
-        fromMap = std::isfinite(n[0]) && std::isfinite(n[1]) && std::isfinite(n[2]);
+        fromMap =
+            std::isfinite(n[0]) && std::isfinite(n[1]) && std::isfinite(n[2]) && n != cv::Vec3f(0, 0, 0);
       }
       if (!fromMap) n = estimateNormal(pointmap, x, y, options.maxRelativeDepthJump);
       std::copy(n.val, n.val + 3, cloud.normals.begin() + static_cast<std::ptrdiff_t>(at));

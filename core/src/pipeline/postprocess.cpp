@@ -159,9 +159,21 @@ cv::Mat toImageMat(const at::Tensor& map) {
   return image;
 }
 
+at::Tensor resampledUnitNormals(const at::Tensor& normals) {
+  if (normals.dim() != 4 || normals.size(1) != 3) {
+    throw std::invalid_argument(
+        fmt::format("resampledUnitNormals: expected (B, 3, h, w), got {}", shapeText(normals)));
+  }
+  const at::Tensor n = normals.scalar_type() == at::kFloat ? normals : normals.to(at::kFloat);
+  const at::Tensor length = at::linalg_vector_norm(n, 2, at::IntArrayRef{1}, /*keepdim=*/true, c10::nullopt);
+  const at::Tensor valid = length > kInvalidNormalLength;
+  return at::where(valid, n / length.clamp_min(kInvalidNormalLength), at::zeros_like(n));
+}
+
 cv::Mat normalImage(const at::Tensor& normals, const Padding& padding, cv::Size imageSize) {
   requireSingleMap(normals, "normalImage", 3);
-  return toImageMat(resizeBilinear(cropPadding(unitNormals(normals), padding), imageSize));
+  return toImageMat(
+      resampledUnitNormals(resizeBilinear(cropPadding(unitNormals(normals), padding), imageSize)));
 }
 
 cv::Mat albedoImage(const at::Tensor& albedo, const Padding& padding, cv::Size imageSize) {

@@ -13,7 +13,7 @@
 namespace sapiens {
 
 /// normal (CV_32FC3 x, y, z) -> uint8(trunc((n + 1) / 2 * 255)) per channel, saturated; shown with R = x,
-/// G = y, B = z; background black.
+/// G = y, B = z; background and invalid (zero) normals black.
 cv::Mat normalMapImage(const cv::Mat& normal, const cv::Mat& foreground = cv::Mat());
 
 /// albedo (CV_32FC3 R, G, B) -> uint8(trunc(clamp(a, 0, 1) * 255)); background grey (100, 100, 100).

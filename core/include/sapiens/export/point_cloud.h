@@ -35,10 +35,10 @@ struct PointCloud {
 
 /// Vertices from `pointmap` (CV_32FC3 X, Y, Z; pinhole frame, x right, y down, z forward). A pixel
 /// becomes a vertex when its point is finite with z > 0 and, when `segLabels` (CV_8UC1) is given, its
-/// label is > 0 (foreground). Normals come from `normal` (CV_32FC3) where it is given and finite, else
-/// from the cross product of the neighbouring points' differences, oriented towards the camera (a pixel
-/// without usable neighbours gets the direction back to the camera). Colours come from `imageBgr`
-/// (CV_8UC3) when given. Every non-empty matrix must have the pointmap's size; throws
+/// label is > 0 (foreground). Normals come from `normal` (CV_32FC3) where it is given, finite and not zero
+/// (invalid), else from the cross product of the neighbouring points' differences, oriented towards the
+/// camera (a pixel without usable neighbours gets the direction back to the camera). Colours come from
+/// `imageBgr` (CV_8UC3) when given. Every non-empty matrix must have the pointmap's size; throws
 /// std::invalid_argument naming the matrix and both sizes otherwise.
 PointCloud buildPointCloud(const cv::Mat& pointmap, const cv::Mat& normal, const cv::Mat& segLabels,
                            const cv::Mat& imageBgr, const PointCloudOptions& options = {});

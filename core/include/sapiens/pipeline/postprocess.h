@@ -46,8 +46,17 @@ at::Tensor cropPadding(const at::Tensor& map, const Padding& padding);
 /// (1, 3, h, w) on any device -> H x W CV_32FC3 on the host (channel order kept).
 cv::Mat toImageMat(const at::Tensor& map);
 
-/// Raw normals -> unit vectors, padding cropped, bilinear to the image size (not renormalised after, as
-/// the official script does), CV_32FC3 (x, y, z).
+/// Below this length a resampled normal is taken as no normal at all (zero vector, "invalid").
+inline constexpr double kInvalidNormalLength = 1e-6;
+
+/// Unit vectors again after resampling (bilinear interpolation shortens them where neighbours disagree):
+/// n / ||n|| over the channel dimension; a vector shorter than kInvalidNormalLength becomes exactly zero.
+at::Tensor resampledUnitNormals(const at::Tensor& normals);
+
+/// Raw normals -> unit vectors, padding cropped, bilinear to the image size, then unit length again
+/// (resampledUnitNormals; the official script stops before that last step, so its vectors are shorter than
+/// 1 where the map was interpolated but point the same way). CV_32FC3 (x, y, z): every pixel is a unit
+/// vector or, where the network gave no direction, exactly zero.
 cv::Mat normalImage(const at::Tensor& normals, const Padding& padding, cv::Size imageSize);
 
 /// Raw albedo clamped to [0, 1], cropped, bilinear to the image size, CV_32FC3 RGB.
