@@ -32,7 +32,7 @@ struct FinetuneArgs {
   std::string device = "cpu";
   double validationSplit = 0.2;
   std::string inputSize;
-  double learningRate = 5e-4;
+  std::string learningRate = "auto";
   int batch = 4;
   bool headOnly = false;
   bool noFlip = false;
@@ -80,7 +80,16 @@ int runFinetune(const FinetuneArgs& a) {
   TrainingSettings settings;
   settings.steps = a.steps;
   settings.batchSize = a.batch;
-  settings.learningRate = a.learningRate;
+  if (a.learningRate != "auto") {
+    try {
+      std::size_t used = 0;
+      settings.learningRate = std::stod(a.learningRate, &used);
+      if (used != a.learningRate.size() || !(settings.learningRate > 0)) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      std::cerr << "finetune: --lr must be a positive number or auto, not '" << a.learningRate << "'\n";
+      return kUsage;
+    }
+  }
   settings.validationFraction = a.validationSplit;
   if (!a.inputSize.empty()) settings.inputSize = parseInputSize(a.inputSize);
   settings.horizontalFlip = !a.noFlip;
@@ -107,6 +116,13 @@ int runFinetune(const FinetuneArgs& a) {
   const bool terminal = isatty(STDERR_FILENO);
   std::fprintf(stderr, "computing backbone features...\n");
   if (!tuner.prepare(control)) return kFailure;
+  if (!tuner.learningRateTrials().empty()) {
+    std::string trials;
+    for (const LearningRateTrial& t : tuner.learningRateTrials())
+      trials += fmt::format("{}{:.0e} loss {:.4f}", trials.empty() ? "" : ", ", t.rate, t.loss);
+    std::fprintf(stderr, "learning rate %.0e, chosen by a range test (%s)\n", tuner.settings().learningRate,
+                 trials.c_str());
+  }
   const MetricInfo metric = tuner.metric();
   const TrainingReport report =
       tuner.train(control, [&](const TrainingProgress& p) { showProgress(p, metric, terminal); });
@@ -152,9 +168,9 @@ static CliCommand reg("finetune", [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.9));
   sub->add_option("--input-size", a->inputSize, "Network input HxW, multiples of 16 (default 1024x768)");
-  sub->add_option("--lr", a->learningRate, "Peak learning rate (AdamW)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--lr", a->learningRate,
+                  "Peak learning rate (AdamW), or auto: a short range test on the labelled frames picks it")
+      ->capture_default_str();
   sub->add_option("--batch", a->batch, "Samples per step")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_flag("--head-only", a->headOnly, "Write the head alone (decode_head.*), not the full model");
   sub->add_flag("--no-flip", a->noFlip, "No horizontal-flip variants");

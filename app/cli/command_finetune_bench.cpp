@@ -85,6 +85,7 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
   settings.horizontalFlip = false;
   settings.validationFraction = 0;
   settings.evaluateEvery = 0;
+  settings.learningRate = 5e-4;  // a given rate: no range test before the timed steps
   FineTuner tuner(std::move(model), syntheticLabels(*task, folder.string(), a.batch, size), settings);
   TrainingControl control;
 

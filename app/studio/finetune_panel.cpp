@@ -442,9 +442,13 @@ QWidget* FineTunePanel::createTrainTab() {
   learningRate_ = new QDoubleSpinBox;
   learningRate_->setObjectName(QStringLiteral("fineTuneLearningRate"));
   learningRate_->setDecimals(6);
-  learningRate_->setRange(1e-6, 1.0);
+  learningRate_->setRange(0.0, 1.0);
   learningRate_->setSingleStep(1e-4);
+  learningRate_->setSpecialValueText(tr("auto"));  // at 0: the range test picks it
   learningRate_->setValue(defaults.learningRate);
+  learningRate_->setToolTip(
+      tr("Peak learning rate. auto (0): before training, a few steps at each of several rates from the "
+         "same head on your frames choose it"));
   inputSize_ =
       new QLineEdit(QStringLiteral("%1x%2").arg(defaults.inputSize.height).arg(defaults.inputSize.width));
   inputSize_->setObjectName(QStringLiteral("fineTuneInputSize"));

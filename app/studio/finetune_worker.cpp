@@ -177,14 +177,28 @@ void FineTuneWorker::runTraining(bool fresh) {
   try {
     if (fresh) {
       Q_EMIT status(tr("Computing backbone features..."));
-      const bool prepared = tuner_->prepare(control_, [this](std::size_t done, std::size_t total) {
-        Q_EMIT preparing(done, total);
-        if (!betweenSteps(0)) control_.stop();
-      });
+      const bool prepared = tuner_->prepare(
+          control_,
+          [this](std::size_t done, std::size_t total) {
+            Q_EMIT preparing(done, total);
+            if (!betweenSteps(0)) control_.stop();
+          },
+          [this](std::size_t done, std::size_t total, const LearningRateTrial& trial) {
+            Q_EMIT status(tr("Choosing the learning rate: %1 of %2 rates tried (%3: loss %4)")
+                              .arg(done)
+                              .arg(total)
+                              .arg(trial.rate, 0, 'e', 0)
+                              .arg(trial.loss, 0, 'f', 4));
+            if (!betweenSteps(0)) control_.stop();
+          });
       if (!prepared) {
         tuner_.reset();
-        Q_EMIT finished(true, 0, tr("Stopped while computing features"));
+        Q_EMIT finished(true, 0, tr("Stopped while preparing"));
         return;
+      }
+      if (!tuner_->learningRateTrials().empty()) {
+        logger().info("fine-tuning at the learning rate {:.0e}, chosen by a range test",
+                      tuner_->settings().learningRate);
       }
       // The preview frame: the first held-out frame as labelled, else the first training frame.
       const auto& samples = tuner_->samples();

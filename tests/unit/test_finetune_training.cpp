@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 using namespace sapiens;
@@ -169,6 +170,40 @@ class TestFinetuneTraining : public QObject {
     QCOMPARE(classes[4]["name"].get<std::string>(), std::string("Hair"));
     QVERIFY(nlohmann::json::parse(metadata.at("metrics")).contains("validation"));
     QCOMPARE(readModelMetadata(head).at("content"), std::string("head"));
+  }
+
+  void theRangeTestChoosesARateAndPutsTheHeadBack() {
+    QTemporaryDir dir;
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
+    TrainingSettings settings = quickSettings(30);
+    settings.learningRate = 0;  // the default: auto
+    FineTuner tuner(loadFp32("seg"), labels, settings);
+    TrainingControl control;
+    std::vector<double> tried;
+    QVERIFY(
+        tuner.prepare(control, {}, [&](std::size_t done, std::size_t total, const LearningRateTrial& trial) {
+          QCOMPARE(done, tried.size() + 1);
+          QCOMPARE(total, std::size_t(5));
+          tried.push_back(trial.rate);
+        }));
+    QCOMPARE(tried.size(), std::size_t(5));
+    QCOMPARE(tuner.learningRateTrials().size(), std::size_t(5));
+    const double chosen = tuner.settings().learningRate;
+    double lowest = std::numeric_limits<double>::infinity();
+    double lowestRate = 0;
+    for (const LearningRateTrial& trial : tuner.learningRateTrials()) {
+      if (trial.loss < lowest) lowest = trial.loss, lowestRate = trial.rate;
+    }
+    QCOMPARE(chosen, lowestRate);
+    // The trials trained copies of the steps, not the head: it predicts what the checkpoint does.
+    const Model original = loadFp32("seg");
+    QVERIFY(at::equal(original.forward(tuner.sampleInput(0)).get("seg_logits"),
+                      tuner.predict(0).get("seg_logits")));
+    // A stop during the test leaves prepare() unfinished.
+    FineTuner stopped(loadFp32("seg"), labels, settings);
+    TrainingControl stopControl;
+    QVERIFY(!stopped.prepare(
+        stopControl, {}, [&](std::size_t, std::size_t, const LearningRateTrial&) { stopControl.stop(); }));
   }
 
   void userClassesGetAFreshHeadThatLoadsEverywhere() {

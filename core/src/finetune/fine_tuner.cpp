@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -27,6 +28,18 @@ namespace sapiens {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The range test's candidates span what suits a head alone: from the official full-network rate's
+// neighbourhood up to where a freshly initialised head still trains.
+constexpr double kRateCandidates[] = {3e-4, 1e-3, 3e-3, 1e-2, 3e-2};
+constexpr int kRateTrialSteps = 8;
+constexpr std::size_t kRateProbeSamples = 16;
+// Should every candidate give a non-finite loss.
+constexpr double kFallbackRate = 1e-3;
+
+}  // namespace
 
 struct FineTuner::State {
   Model model;
@@ -48,7 +61,10 @@ struct FineTuner::State {
   std::vector<std::size_t> validationSamples;  // variant 0 of the validation frames
   bool prepared = false;
 
+  std::vector<at::Tensor> headTensors;  // the trained parameters, in place in the model
+  std::vector<bool> headDecay;          // whether each gets weight decay
   std::unique_ptr<detail::AdamW> optimizer;
+  std::vector<LearningRateTrial> rateTrials;
   std::atomic<int> step{0};  // read by other threads (progress displays)
   std::mt19937_64 generator;
   std::vector<std::size_t> order;
@@ -97,6 +113,63 @@ struct FineTuner::State {
       batch.push_back(order[orderPosition++]);
     }
     return batch;
+  }
+
+  std::unique_ptr<detail::AdamW> freshOptimizer() const {
+    detail::AdamW::Options options;
+    options.weightDecay = settings.weightDecay;
+    return std::make_unique<detail::AdamW>(headTensors, headDecay, options);
+  }
+
+  // One optimisation step on `batch` at `learningRate`; returns the batch's loss before the step.
+  double trainStep(detail::AdamW& adam, const std::vector<std::size_t>& batch, double learningRate) {
+    const at::Tensor featmap = features(batch);
+    const detail::SampleTargets t = batchTargets(batch);
+    ForwardOptions options;
+    options.inferenceMode = false;
+    const ModelOutputs outputs = model.forwardHead(featmap, options);
+    const at::Tensor loss = detail::taskLoss(model.task(), outputs, t, classWeights);
+    adam.zeroGrad();
+    loss.backward();
+    adam.clipGradientNorm(settings.gradientClip);
+    adam.step(learningRate);
+    return loss.item<double>();
+  }
+
+  // The learning-rate range test: from the same starting head, a few steps at each candidate rate on the
+  // same batches, then the loss on the training frames; the rate whose loss fell furthest wins. The head
+  // is put back as it was. Returns 0 when stopped.
+  double chooseLearningRate(const TrainingControl& control, const RateTrialCallback& onTrial) {
+    std::vector<at::Tensor> start;
+    for (const at::Tensor& p : headTensors) start.push_back(p.detach().clone());
+    const auto restore = [&] {
+      at::NoGradGuard noGrad;
+      for (std::size_t i = 0; i < headTensors.size(); ++i) headTensors[i].copy_(start[i]);
+    };
+    std::vector<std::size_t> probe = trainEvalSamples;
+    if (probe.size() > kRateProbeSamples) probe.resize(kRateProbeSamples);
+    std::mt19937_64 batchGenerator(settings.seed + 1);
+    std::vector<std::vector<std::size_t>> batches;
+    for (int i = 0; i < kRateTrialSteps; ++i) {
+      std::vector<std::size_t> batch;
+      std::sample(trainSamples.begin(), trainSamples.end(), std::back_inserter(batch),
+                  static_cast<std::size_t>(std::max(1, settings.batchSize)), batchGenerator);
+      batches.push_back(std::move(batch));
+    }
+    rateTrials.clear();
+    double best = 0, bestLoss = std::numeric_limits<double>::infinity();
+    for (double rate : kRateCandidates) {
+      if (control.stopRequested()) break;
+      const std::unique_ptr<detail::AdamW> adam = freshOptimizer();
+      for (const std::vector<std::size_t>& batch : batches) trainStep(*adam, batch, rate);
+      const double loss = evaluate(probe).loss;
+      restore();
+      rateTrials.push_back({rate, loss});
+      if (onTrial) onTrial(rateTrials.size(), std::size(kRateCandidates), rateTrials.back());
+      logger().debug("learning-rate range test: {:.0e} -> loss {:.4f}", rate, loss);
+      if (std::isfinite(loss) && loss < bestLoss) best = rate, bestLoss = loss;
+    }
+    return control.stopRequested() ? 0.0 : best;
   }
 
   Evaluation evaluate(const std::vector<std::size_t>& samples) const {
@@ -150,6 +223,13 @@ nlohmann::json settingsJson(const TrainingSettings& s) {
           {"seed", s.seed}};
 }
 
+std::string describeTrials(const std::vector<LearningRateTrial>& trials) {
+  std::vector<std::string> parts;
+  for (const LearningRateTrial& t : trials)
+    parts.push_back(fmt::format("{:.0e}: loss {:.4f}", t.rate, t.loss));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 nlohmann::json evaluationJson(const Evaluation& e) {
   return {{"loss", e.loss}, {"metric", e.metric}, {"samples", e.samples}};
 }
@@ -201,22 +281,19 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
   s.flip = detail::flipTablesFor(task, s.labels.classes,
                                  static_cast<std::size_t>(std::max<std::int64_t>(s.classCount, 0)));
 
-  std::vector<at::Tensor> parameters;
-  std::vector<bool> decay;
   for (auto& [name, tensor] : s.model.headParameters()) {
     tensor.requires_grad_(true);
-    parameters.push_back(tensor);
+    s.headTensors.push_back(tensor);
     const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    decay.push_back(tensor.dim() > 1 && !bias);
+    s.headDecay.push_back(tensor.dim() > 1 && !bias);
   }
-  detail::AdamW::Options options;
-  options.weightDecay = s.settings.weightDecay;
-  s.optimizer = std::make_unique<detail::AdamW>(std::move(parameters), std::move(decay), options);
+  s.optimizer = s.freshOptimizer();
 }
 
 FineTuner::~FineTuner() = default;
 
-bool FineTuner::prepare(const TrainingControl& control, const PreparationCallback& onFeatures) {
+bool FineTuner::prepare(const TrainingControl& control, const PreparationCallback& onFeatures,
+                        const RateTrialCallback& onRateTrial) {
   State& s = *state_;
   const std::size_t frameCount = s.labels.frames.size();
   // Split: explicit frames as labelled; a seeded shuffle of the "auto" ones gives the validation share,
@@ -276,6 +353,16 @@ bool FineTuner::prepare(const TrainingControl& control, const PreparationCallbac
   s.prepared = true;
   s.trainingBefore = s.trainingLast = s.evaluate(s.trainEvalSamples);
   if (!s.validationSamples.empty()) s.validationBefore = s.validationLast = s.evaluate(s.validationSamples);
+  if (s.settings.learningRate <= 0) {
+    double rate = s.chooseLearningRate(control, onRateTrial);
+    if (control.stopRequested()) return false;
+    if (rate <= 0) {
+      logger().warn("the learning-rate range test gave no finite loss; training at {:.0e}", kFallbackRate);
+      rate = kFallbackRate;
+    }
+    s.settings.learningRate = rate;
+    logger().info("learning rate {:.0e}, chosen by a range test ({})", rate, describeTrials(s.rateTrials));
+  }
   return true;
 }
 
@@ -296,18 +383,7 @@ TrainingReport FineTuner::train(const TrainingControl& control, const ProgressCa
     }
     const auto stepStart = Clock::now();
     const double learningRate = learningRateAt(s.settings, s.step);
-    const std::vector<std::size_t> batch = s.nextBatch();
-    const at::Tensor featmap = s.features(batch);
-    const detail::SampleTargets targets = s.batchTargets(batch);
-    ForwardOptions options;
-    options.inferenceMode = false;
-    const ModelOutputs outputs = s.model.forwardHead(featmap, options);
-    const at::Tensor loss = detail::taskLoss(s.model.task(), outputs, targets, s.classWeights);
-    s.optimizer->zeroGrad();
-    loss.backward();
-    s.optimizer->clipGradientNorm(s.settings.gradientClip);
-    s.optimizer->step(learningRate);
-    const double lossValue = loss.item<double>();
+    const double lossValue = s.trainStep(*s.optimizer, s.nextBatch(), learningRate);
     if (std::isnan(s.firstLoss)) s.firstLoss = lossValue;
     ++s.step;
     lossSum += lossValue;
@@ -410,6 +486,10 @@ const LabelSet& FineTuner::labels() const {
 
 const TrainingSettings& FineTuner::settings() const {
   return state_->settings;
+}
+
+const std::vector<LearningRateTrial>& FineTuner::learningRateTrials() const {
+  return state_->rateTrials;
 }
 
 int FineTuner::step() const {

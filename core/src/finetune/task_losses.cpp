@@ -35,9 +35,24 @@ at::Tensor segLoss(const at::Tensor& logits, const at::Tensor& labels, const at:
   return ce + diceLoss;
 }
 
+// The official heatmap MSE plus a location term: per labelled keypoint, the cross-entropy between a
+// softmax over its heatmap (temperature 0.1) and its target normalised to sum 1. Alone, the MSE first
+// flattens a head's heatmaps towards 0 (almost every target pixel is 0) and moves the peaks only later:
+// on a few frames with a fresh head, 120 steps lowered it 100-fold while PCK stayed at 0.04. The location
+// term moves the peak from the first step. At temperature 0.1 its optimum spread between the peak and
+// the background is about 1, as the MSE's is, so the heatmap maxima still read as scores (about 1 at a
+// labelled keypoint).
 at::Tensor poseLoss(const at::Tensor& heatmaps, const SampleTargets& t) {
+  constexpr double kTemperature = 0.1;
   const at::Tensor weights = t.weights.unsqueeze(-1).unsqueeze(-1);
-  return 10.0 * ((heatmaps - t.heatmaps).pow(2) * weights).mean();
+  const at::Tensor mse = 10.0 * ((heatmaps - t.heatmaps).pow(2) * weights).mean();
+  const at::Tensor target = t.heatmaps.flatten(2);
+  const at::Tensor mass = target.sum(2);
+  const at::Tensor distribution = target / mass.unsqueeze(2).clamp_min(1e-6);
+  const at::Tensor crossEntropy =
+      -(distribution * at::log_softmax(heatmaps.flatten(2) / kTemperature, 2)).sum(2);
+  const at::Tensor used = t.weights * (mass > 0).to(t.weights.scalar_type());
+  return mse + (crossEntropy * used).sum() / used.sum().clamp_min(1);
 }
 
 // Mean of squared differences of horizontal and vertical neighbours over pairs of valid pixels.

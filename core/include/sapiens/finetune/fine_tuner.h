@@ -46,8 +46,11 @@ class FineTuner {
   FineTuner& operator=(const FineTuner&) = delete;
 
   /// Reads and checks every frame (LabelSetError naming the file), splits train/validation and computes
-  /// or finds the backbone features of every sample. Returns false when stopped.
-  bool prepare(const TrainingControl& control, const PreparationCallback& onFeatures = {});
+  /// or finds the backbone features of every sample; when settings.learningRate is 0, chooses it by a
+  /// short range test on those features (a few steps per candidate rate from the same head, which is then
+  /// restored). Returns false when stopped.
+  bool prepare(const TrainingControl& control, const PreparationCallback& onFeatures = {},
+               const RateTrialCallback& onRateTrial = {});
 
   /// Trains until settings().steps steps are done in all or `control` stops it; pauses when asked.
   /// Progress is reported every `reportEvery` steps and on evaluation and snapshot steps.
@@ -66,7 +69,10 @@ class FineTuner {
 
   const Model& model() const;
   const LabelSet& labels() const;
+  /// The settings in use; a learning rate left to the range test holds the rate it chose once prepared.
   const TrainingSettings& settings() const;
+  /// The range test's trials (empty when the rate was given).
+  const std::vector<LearningRateTrial>& learningRateTrials() const;
   int step() const;
   /// The classes or keypoint names of the trained head (the label set's, or the released model's).
   std::vector<LabelClass> classes() const;

@@ -37,6 +37,15 @@ struct MetricInfo {
   bool higherIsBetter = true;
 };
 
+/// One candidate of the learning-rate range test: the loss on the training frames after a few steps.
+struct LearningRateTrial {
+  double rate = 0;
+  double loss = 0;
+};
+
+/// Range test: candidates tried, candidates in all, the latest trial.
+using RateTrialCallback = std::function<void(std::size_t done, std::size_t total, const LearningRateTrial&)>;
+
 struct TrainingReport {
   int steps = 0;  ///< steps done in all (over every train() call)
   bool stopped = false;

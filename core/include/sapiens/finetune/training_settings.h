@@ -1,7 +1,10 @@
 #pragma once
-// How a head is fine-tuned. Defaults follow the official recipes (section 5 of the model notes) where
-// they apply to a frozen backbone: AdamW, weight decay 0.1 (none on biases and 1-D tensors), L2 gradient
-// clipping at 2, linear warm-up from 1e-3 of the rate, then a cosine decay to 0.
+// How a head is fine-tuned. The optimiser follows the official recipes (section 5 of the model notes)
+// where they apply to a frozen backbone: AdamW, weight decay 0.1 (none on biases and 1-D tensors), L2
+// gradient clipping at 2, linear warm-up from 1e-3 of the rate, then a cosine decay to 0. The rate is not
+// theirs: 5e-4 suits the whole network over tens of thousands of steps, while a head alone on a few
+// labelled frames needs a larger one, which depends on the head (a released one or a fresh one) and on
+// the labels. By default a short range test picks it (FineTuner::prepare).
 
 #include "sapiens/pipeline/preprocess.h"
 
@@ -14,7 +17,7 @@ namespace sapiens {
 struct TrainingSettings {
   int steps = 500;
   int batchSize = 4;
-  double learningRate = 5e-4;
+  double learningRate = 0;  ///< peak rate; 0: chosen by the range test
   double weightDecay = 0.1;
   double gradientClip = 2.0;        ///< max L2 norm of all head gradients; <= 0: none
   int warmupSteps = -1;             ///< -1: min(500, steps / 10)
