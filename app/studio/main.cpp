@@ -1,5 +1,6 @@
 // sapiens-studio: the desktop front end.
 
+#include "image_view.h"
 #include "main_window.h"
 #include "surface_format.h"
 #include "tasks_panel.h"
@@ -16,6 +17,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
+#include <QPainter>
 #include <QTimer>
 
 #include <cstdio>
@@ -35,7 +37,14 @@ bool wantsVersion(int argc, char** argv) {
 // then quit.
 void armScreenshot(sapiens::studio::MainWindow& window, const QString& path, bool afterResults) {
   auto grab = [&window, path] {
-    const QImage shot = window.grab().toImage();
+    QImage shot = window.grab().toImage();
+    // The 2-D view once more from its own framebuffer: QWidget::grab leaves out the QPainter pass that
+    // draws keypoints and boxes over the GL picture (seen under Xvfb with Mesa).
+    sapiens::widgets::ImageView* view = window.imageView();
+    if (view->isVisible()) {
+      QPainter painter(&shot);
+      painter.drawImage(QRect(view->mapTo(&window, QPoint(0, 0)), view->size()), view->grabFramebuffer());
+    }
     QDir().mkpath(QFileInfo(path).absolutePath());
     if (shot.isNull() || !shot.save(path, "PNG")) {
       sapiens::logger().error("cannot write the screenshot {}", path.toStdString());
@@ -96,6 +105,11 @@ int main(int argc, char** argv) {
                     QStringLiteral("Load PATH as the TASK model (seg, pose, normal, albedo, pointmap); "
                                    "repeatable."),
                     QStringLiteral("TASK=PATH")});
+  parser.addOption({QStringLiteral("task"),
+                    QStringLiteral("Check these tasks in the Tasks dock, comma-separated (default: the tasks "
+                                   "of --model, else seg,pose). A task without --model uses the checkpoint "
+                                   "found under $SAPIENS_CHECKPOINT_ROOT, else the untrained demo weights."),
+                    QStringLiteral("LIST")});
   parser.addOption({QStringLiteral("run"),
                     QStringLiteral("Run the tasks of the --model options on every image as it opens.")});
   parser.addPositionalArgument(
@@ -135,7 +149,18 @@ int main(int argc, char** argv) {
     window.loadCheckpoint(*task, path);
     window.tasksPanel()->setTaskSelected(*task, true);
   }
-  if (models.isEmpty()) {
+  if (parser.isSet(QStringLiteral("task"))) {
+    for (const QString& name :
+         parser.value(QStringLiteral("task")).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+      const auto task = sapiens::parseTask(name.trimmed().toStdString());
+      if (!task || *task == sapiens::Task::Backbone) {
+        std::fprintf(stderr, "sapiens-studio: --task takes seg, pose, normal, albedo, pointmap; got %s\n",
+                     qPrintable(name));
+        return 2;
+      }
+      window.tasksPanel()->setTaskSelected(*task, true);
+    }
+  } else if (models.isEmpty()) {
     window.tasksPanel()->setTaskSelected(sapiens::Task::Seg, true);
     window.tasksPanel()->setTaskSelected(sapiens::Task::Pose, true);
   }

@@ -680,7 +680,9 @@ void MainWindow::discoverCheckpoints() {
   updateTitle();
   if (missing.empty() || !demoFallbackAction_->isChecked()) return;
 
-  // Looked up (and generated the first time, about a second) off the GUI thread.
+  // Looked up (and generated the first time, about a second) off the GUI thread. A run asked for in the
+  // meantime (run on open) waits for it rather than failing for want of a model.
+  ++checkpointLookups_;
   background_.start([this, missing] {
     runInBackgroundPriority();
     std::vector<std::pair<Task, QString>> found;
@@ -698,6 +700,15 @@ void MainWindow::discoverCheckpoints() {
 }
 
 void MainWindow::useDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error) {
+  --checkpointLookups_;
+  applyDemoWeights(found, error);
+  if (checkpointLookups_ == 0 && runAfterLookup_) {
+    runAfterLookup_ = false;
+    runTasks();
+  }
+}
+
+void MainWindow::applyDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error) {
   if (!error.isEmpty()) logger().error("no demo weights: {}", utf8(error));
   if (!demoFallbackAction_->isChecked()) return;
   QStringList tasks;
@@ -752,6 +763,11 @@ void MainWindow::loadCheckpoint(Task task, const QString& path) {
 void MainWindow::runTasks() {
   if (!view_->hasImage() || currentKey_.isEmpty()) {
     statusBar()->showMessage(tr("Open an image first"), kStatusMessageMs);
+    return;
+  }
+  if (checkpointLookups_ > 0) {
+    runAfterLookup_ = true;
+    statusBar()->showMessage(tr("Looking for checkpoints; the run starts when they are found"));
     return;
   }
   const TaskSet tasks = tasksPanel_->selectedTasks();

@@ -172,7 +172,9 @@ class MainWindow : public QMainWindow {
   void runPoseInBoxes(const std::vector<BoundingBox>& boxes);
   void discoverCheckpoints();
   // Tasks with no checkpoint run on the untrained demo weights (Models menu), marked in the title.
+  // Ends a lookup started by discoverCheckpoints, then starts a run that waited for it.
   void useDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error);
+  void applyDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error);
   void setDemoFallback(bool on);
   void chooseCheckpoint(Task task);
   void chooseExport(ExportKind kind);
@@ -246,6 +248,8 @@ class MainWindow : public QMainWindow {
   QString currentKey_;
   std::set<Task> userChosenTasks_;  // checkpoints the user loaded: discovery leaves them alone
   std::set<Task> demoTasks_;        // running on untrained demo weights
+  int checkpointLookups_ = 0;       // demo-weight lookups in flight (discoverCheckpoints)
+  bool runAfterLookup_ = false;     // runTasks was asked for during one
   QAction* demoFallbackAction_ = nullptr;
   RecentFiles recent_;
   QString currentFile_;
