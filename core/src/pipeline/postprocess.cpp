@@ -127,14 +127,25 @@ SegResult segLabels(const at::Tensor& logits, cv::Size imageSize, bool withProba
   return segLabelsUpsampled(logits, imageSize, withProbabilities);
 }
 
-at::Tensor unitNormals(const at::Tensor& normals) {
-  if (normals.dim() != 4 || normals.size(1) != 3) {
-    throw std::invalid_argument(
-        fmt::format("unitNormals: expected (B, 3, h, w), got {}", shapeText(normals)));
-  }
+namespace {
+
+struct NormalsWithLength {
+  at::Tensor normals;  // (B, 3, h, w) float
+  at::Tensor length;   // (B, 1, h, w)
+};
+
+NormalsWithLength withLength(const at::Tensor& normals, const char* what) {
+  if (normals.dim() != 4 || normals.size(1) != 3)
+    throw std::invalid_argument(fmt::format("{}: expected (B, 3, h, w), got {}", what, shapeText(normals)));
   const at::Tensor n = normals.scalar_type() == at::kFloat ? normals : normals.to(at::kFloat);
-  const at::Tensor length = at::linalg_vector_norm(n, 2, at::IntArrayRef{1}, /*keepdim=*/true, c10::nullopt);
-  return n / length.clamp_min(1e-8);
+  return {n, at::linalg_vector_norm(n, 2, at::IntArrayRef{1}, /*keepdim=*/true, c10::nullopt)};
+}
+
+}  // namespace
+
+at::Tensor unitNormals(const at::Tensor& normals) {
+  const NormalsWithLength n = withLength(normals, "unitNormals");
+  return n.normals / n.length.clamp_min(1e-8);
 }
 
 at::Tensor cropPadding(const at::Tensor& map, const Padding& padding) {
@@ -160,14 +171,9 @@ cv::Mat toImageMat(const at::Tensor& map) {
 }
 
 at::Tensor resampledUnitNormals(const at::Tensor& normals) {
-  if (normals.dim() != 4 || normals.size(1) != 3) {
-    throw std::invalid_argument(
-        fmt::format("resampledUnitNormals: expected (B, 3, h, w), got {}", shapeText(normals)));
-  }
-  const at::Tensor n = normals.scalar_type() == at::kFloat ? normals : normals.to(at::kFloat);
-  const at::Tensor length = at::linalg_vector_norm(n, 2, at::IntArrayRef{1}, /*keepdim=*/true, c10::nullopt);
-  const at::Tensor valid = length > kInvalidNormalLength;
-  return at::where(valid, n / length.clamp_min(kInvalidNormalLength), at::zeros_like(n));
+  const NormalsWithLength n = withLength(normals, "resampledUnitNormals");
+  return at::where(n.length > kInvalidNormalLength, n.normals / n.length.clamp_min(kInvalidNormalLength),
+                   at::zeros_like(n.normals));
 }
 
 cv::Mat normalImage(const at::Tensor& normals, const Padding& padding, cv::Size imageSize) {
