@@ -20,13 +20,15 @@ at::Tensor segLoss(const at::Tensor& logits, const at::Tensor& labels, const at:
   const at::Tensor ce = (nll * classWeights.index_select(0, target.flatten()).view_as(nll) * known).mean();
 
   // Dice over the foreground classes present in each sample's labels; samples without any are left out.
-  const at::Tensor probabilities = at::softmax(logits, 1) * known.unsqueeze(1);
-  const at::Tensor truth =
-      at::one_hot(target, classes).permute({0, 3, 1, 2}).to(logits.scalar_type()) * known.unsqueeze(1);
+  // The one-hot truth is scattered straight into the logits' layout and dtype (it is 0/1, so g^2 = g).
+  const at::Tensor knownMask = known.unsqueeze(1).to(logits.scalar_type());
+  const at::Tensor probabilities = logProbabilities.exp() * knownMask;
+  const at::Tensor truth = at::zeros_like(logits).scatter_(1, target.unsqueeze(1), knownMask);
   const at::Tensor p = probabilities.narrow(1, 1, classes - 1).flatten(2);
   const at::Tensor g = truth.narrow(1, 1, classes - 1).flatten(2);
-  const at::Tensor dice = (2 * (p * g).sum(2) + 1e-3) / (p.pow(2).sum(2) + g.pow(2).sum(2) + 1e-3);
-  const at::Tensor present = (g.sum(2) > 0).to(dice.scalar_type());
+  const at::Tensor truthCount = g.sum(2);
+  const at::Tensor dice = (2 * (p * g).sum(2) + 1e-3) / (p.pow(2).sum(2) + truthCount + 1e-3);
+  const at::Tensor present = (truthCount > 0).to(dice.scalar_type());
   const at::Tensor presentCount = present.sum(1);
   const at::Tensor sampleHasForeground = presentCount > 0;
   const at::Tensor perSample = 1 - (dice * present).sum(1) / presentCount.clamp_min(1);
@@ -131,13 +133,16 @@ at::Tensor taskLoss(Task task, const ModelOutputs& outputs, const SampleTargets&
 void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t) {
   switch (task_) {
     case Task::Seg: {
-      const at::Tensor predicted = outputs.get("seg_logits").argmax(1).cpu();
-      const at::Tensor known = t.labels != kIgnoreIndex;
-      const at::Tensor p = at::one_hot(predicted, classes_).logical_and(known.unsqueeze(-1));
-      const at::Tensor g = at::one_hot(at::where(known, t.labels, at::zeros_like(t.labels)), classes_)
-                               .logical_and(known.unsqueeze(-1));
-      const at::Tensor intersection = p.logical_and(g).flatten(0, 2).sum(0).to(at::kDouble);
-      const at::Tensor unionCount = p.logical_or(g).flatten(0, 2).sum(0).to(at::kDouble);
+      // Per-class counts of the labelled pixels: predicted, labelled, both.
+      const at::Tensor labels = t.labels.cpu().to(at::kLong);
+      const at::Tensor known = labels != kIgnoreIndex;
+      const at::Tensor p = outputs.get("seg_logits").argmax(1).cpu().masked_select(known);
+      const at::Tensor g = labels.masked_select(known);
+      const auto counts = [this](const at::Tensor& indices) {
+        return at::bincount(indices, {}, classes_).to(at::kDouble);
+      };
+      const at::Tensor intersection = counts(p.masked_select(p == g));
+      const at::Tensor unionCount = counts(p) + counts(g) - intersection;
       intersection_ = intersection_.defined() ? intersection_ + intersection : intersection;
       union_ = union_.defined() ? union_ + unionCount : unionCount;
       return;
