@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
                                    "found under $SAPIENS_CHECKPOINT_ROOT, else the untrained demo weights."),
                     QStringLiteral("LIST")});
   parser.addOption({QStringLiteral("run"),
-                    QStringLiteral("Run the tasks of the --model options on every image as it opens.")});
+                    QStringLiteral("Run the checked tasks (--task, --model) on every image as it opens.")});
   parser.addPositionalArgument(
       QStringLiteral("paths"),
       QStringLiteral("Image files or folders to open (default: the bundled sample)."),
