@@ -117,11 +117,8 @@ int runFinetune(const FinetuneArgs& a) {
   std::fprintf(stderr, "computing backbone features...\n");
   if (!tuner.prepare(control)) return kFailure;
   if (!tuner.learningRateTrials().empty()) {
-    std::string trials;
-    for (const LearningRateTrial& t : tuner.learningRateTrials())
-      trials += fmt::format("{}{:.0e} loss {:.4f}", trials.empty() ? "" : ", ", t.rate, t.loss);
     std::fprintf(stderr, "learning rate %.0e, chosen by a range test (%s)\n", tuner.settings().learningRate,
-                 trials.c_str());
+                 describeLearningRateTrials(tuner.learningRateTrials()).c_str());
   }
   const MetricInfo metric = tuner.metric();
   const TrainingReport report =

@@ -196,10 +196,6 @@ void FineTuneWorker::runTraining(bool fresh) {
         Q_EMIT finished(true, 0, tr("Stopped while preparing"));
         return;
       }
-      if (!tuner_->learningRateTrials().empty()) {
-        logger().info("fine-tuning at the learning rate {:.0e}, chosen by a range test",
-                      tuner_->settings().learningRate);
-      }
       // The preview frame: the first held-out frame as labelled, else the first training frame.
       const auto& samples = tuner_->samples();
       for (int pass = 0; pass < 2 && !previewSample_; ++pass) {

@@ -223,13 +223,6 @@ nlohmann::json settingsJson(const TrainingSettings& s) {
           {"seed", s.seed}};
 }
 
-std::string describeTrials(const std::vector<LearningRateTrial>& trials) {
-  std::vector<std::string> parts;
-  for (const LearningRateTrial& t : trials)
-    parts.push_back(fmt::format("{:.0e}: loss {:.4f}", t.rate, t.loss));
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
 nlohmann::json evaluationJson(const Evaluation& e) {
   return {{"loss", e.loss}, {"metric", e.metric}, {"samples", e.samples}};
 }
@@ -361,7 +354,8 @@ bool FineTuner::prepare(const TrainingControl& control, const PreparationCallbac
       rate = kFallbackRate;
     }
     s.settings.learningRate = rate;
-    logger().info("learning rate {:.0e}, chosen by a range test ({})", rate, describeTrials(s.rateTrials));
+    logger().info("learning rate {:.0e}, chosen by a range test ({})", rate,
+                  describeLearningRateTrials(s.rateTrials));
   }
   return true;
 }
@@ -486,6 +480,13 @@ const LabelSet& FineTuner::labels() const {
 
 const TrainingSettings& FineTuner::settings() const {
   return state_->settings;
+}
+
+std::string describeLearningRateTrials(const std::vector<LearningRateTrial>& trials) {
+  std::vector<std::string> parts;
+  for (const LearningRateTrial& t : trials)
+    parts.push_back(fmt::format("{:.0e}: loss {:.4f}", t.rate, t.loss));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 const std::vector<LearningRateTrial>& FineTuner::learningRateTrials() const {

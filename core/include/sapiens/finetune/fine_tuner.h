@@ -85,4 +85,7 @@ class FineTuner {
   std::unique_ptr<State> state_;
 };
 
+/// "3e-04: loss 8.2116, 1e-03: loss 7.8747, ..." for logs and reports.
+std::string describeLearningRateTrials(const std::vector<LearningRateTrial>& trials);
+
 }  // namespace sapiens
