@@ -7,6 +7,7 @@
 #include "sapiens/common/paths.h"
 #include "sapiens/common/threads.h"
 #include "sapiens/common/version.h"
+#include "sapiens/model/compute_options.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -31,6 +32,7 @@ extern "C" {
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace sapiens::cli {
@@ -168,6 +170,39 @@ int runDoctor(bool asJson) {
     warnings.push_back("fp32 matrix products run at only " + std::to_string(gflops) + " GFLOP/s");
   if (const std::string slow = blas::slowKernelsWarning(); !slow.empty()) warnings.push_back(slow);
 
+  // What --dtype auto runs on the CPU, and both rates (measured here when auto had no reason to).
+  const CpuPrecisionChoice& cpuChoice = cpuAutoPrecision();
+  std::optional<GemmRates> cpuRates = cpuChoice.rates;
+  std::string cpuRatesError;
+  if (!cpuRates) {
+    try {
+      // Smaller without native bf16: LibTorch's generic bf16 product can be 50x slower than fp32.
+      cpuRates = measureCpuGemmRates(cpuChoice.support.native() ? 1024 : 512, 100);
+    } catch (const std::exception& e) {
+      cpuRatesError = e.what();
+      cpuRatesError.resize(std::min(cpuRatesError.find('\n'), cpuRatesError.size()));
+    }
+  }
+  const CpuBf16Support& bf16 = cpuChoice.support;
+  nlohmann::json features = nlohmann::json::array();
+  if (bf16.avx512Bf16) features.push_back("avx512_bf16");
+  if (bf16.amxBf16) features.push_back("amx_bf16");
+  report["cpu_precision"] = {{"native_bf16", bf16.native()},
+                             {"bf16_features", features},
+                             {"disabled_by", bf16.disabledBy},
+                             {"forced_bf16", bf16.forced},
+                             {"auto", computeDtypeName(cpuChoice.dtype)},
+                             {"auto_reason", cpuChoice.reason},
+                             {"auto_min_speedup", kCpuBf16MinSpeedup}};
+  if (cpuRates) {
+    report["cpu_precision"]["gemm_size"] = cpuRates->size;
+    report["cpu_precision"]["fp32_gflops"] = cpuRates->fp32Gflops;
+    report["cpu_precision"]["bf16_gflops"] = cpuRates->bf16Gflops;
+    report["cpu_precision"]["bf16_speedup"] = cpuRates->speedup();
+  } else {
+    report["cpu_precision"]["gemm_error"] = cpuRatesError;
+  }
+
   const std::string root = paths::checkpointRoot();
   auto checkpoints = listCheckpoints(root);
   report["models"]["root"] = root;
@@ -189,7 +224,8 @@ int runDoctor(bool asJson) {
     std::cout << "Versions\n";
     for (auto& [name, version] : versions) row(name, version);
     std::cout << "Compute\n";
-    row("CUDA", cudaDevices > 0 ? std::to_string(cudaDevices) + " device(s)" : "not available (CPU, fp32)");
+    row("CUDA", cudaDevices > 0 ? std::to_string(cudaDevices) + " device(s)"
+                                : "not available (CPU, " + computeDtypeName(cpuChoice.dtype) + ")");
     for (auto& d : report["cuda"]["devices"])
       row("  cuda:" + std::to_string(d["index"].get<int>()), d["name"].get<std::string>());
     row("BLAS", blas.name + (blas.library.empty() ? "" : "  [" + blas.library + "]"));
@@ -197,6 +233,22 @@ int runDoctor(bool asJson) {
     std::ostringstream rate;
     rate << std::fixed << std::setprecision(1) << gflops << " GFLOP/s (fp32 1024x1024, best of 5)";
     row("sgemm", rate.str());
+    std::string native = bf16.native() ? "yes (" + bf16.features() + ")" : "no";
+    if (!bf16.native() && bf16.hardware())
+      native += " (turned off by " + bf16.disabledBy + "; the CPU has " + bf16.features() + ")";
+    else if (!bf16.hardware())
+      native += " (the CPU has neither avx512_bf16 nor amx_bf16)";
+    row("native bf16", native);
+    if (cpuRates) {
+      std::ostringstream rates;
+      rates << std::fixed << std::setprecision(1) << "fp32 " << cpuRates->fp32Gflops << ", bf16 "
+            << cpuRates->bf16Gflops << " GFLOP/s (" << cpuRates->size << "^3, bf16 " << std::setprecision(2)
+            << cpuRates->speedup() << "x)";
+      row("CPU matrix product", rates.str());
+    } else {
+      row("CPU matrix product", "not measured: " + cpuRatesError);
+    }
+    row("CPU dtype auto", computeDtypeName(cpuChoice.dtype) + ": " + cpuChoice.reason);
     row("threads", std::to_string(threadCount) + " intra-op of " + std::to_string(cores) +
                        " cores, OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "(unset)") +
                        ", OPENBLAS_THREAD_TIMEOUT=" + (blasTimeout ? blasTimeout : "(unset)"));

@@ -38,7 +38,7 @@ struct RunArgs {
   std::string size = "0.4b";
   std::string inputSize;
   std::string device = "auto";
-  std::string dtype;
+  std::string dtype = "auto";
   std::size_t batch = 1;
   std::size_t overlapMb = 1024;
   std::string shard;
@@ -297,7 +297,12 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option("--input-size", a->inputSize,
                   "Network input HxW (default 1024x768, or what the checkpoint fixes)");
   sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
-  sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default: fp32 on CPU, bf16 on CUDA)");
+  sub->add_option(
+         "--dtype", a->dtype,
+         "auto, fp32, bf16 or fp16 (auto: bf16 on CUDA; on the CPU bf16 where it has native bf16 and "
+         "runs it faster, else fp32)")
+      ->capture_default_str();
+  ;
   sub->add_option("--batch", a->batch, "Pictures per forward pass (pose: their person crops together)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
       ->capture_default_str();

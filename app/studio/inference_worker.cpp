@@ -60,7 +60,7 @@ void InferenceWorker::loadModel(Task task, const QString& path, const QString& d
   try {
     ModelOptions options;
     options.device = device.toStdString();
-    if (!dtype.isEmpty()) options.dtype = parseComputeDtype(dtype.toStdString());
+    options.dtype = parseComputeDtypeChoice(dtype.toStdString());
     options.expectedTask = task;
     auto model = std::make_unique<Model>(Model::load(path.toStdString(), options));
     const QString deviceName = QString::fromStdString(model->device().str());

@@ -52,6 +52,38 @@ class CliBasicsTest : public QObject {
     QCOMPARE(report["problems"].toArray().size(), 0);
   }
 
+  // Native bf16 (which instructions), both measured matrix-product rates and what --dtype auto picks.
+  void doctorReportsTheCpuPrecisionAutoPicks() {
+    auto r = runCli({"doctor", "--json"}, 300000,
+                    {"SAPIENS_CPU_BF16", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA"});
+    QCOMPARE(r.exitCode, 0);
+    QJsonObject precision = QJsonDocument::fromJson(r.out.toUtf8()).object()["cpu_precision"].toObject();
+    const bool hardware = cpu::hasAvx512Bf16() || cpu::hasAmxBf16();
+    QCOMPARE(precision["native_bf16"].toBool(), hardware);
+    QCOMPARE(precision["bf16_features"].toArray().contains(QString("avx512_bf16")), cpu::hasAvx512Bf16());
+    QCOMPARE(precision["bf16_features"].toArray().contains(QString("amx_bf16")), cpu::hasAmxBf16());
+    QVERIFY2(precision["fp32_gflops"].toDouble() > 1 && precision["bf16_gflops"].toDouble() > 0,
+             qPrintable(QJsonDocument(precision).toJson()));
+    const QString picked = precision["auto"].toString();
+    QVERIFY(picked == "fp32" || picked == "bf16");
+    if (!hardware) {
+      QCOMPARE(picked, QString("fp32"));
+      QVERIFY(precision["auto_reason"].toString().startsWith("no native bf16"));
+    } else {
+      // With native bf16 the rates are auto's own measurement, and the pick follows them.
+      QCOMPARE(picked == "bf16",
+               precision["bf16_speedup"].toDouble() >= precision["auto_min_speedup"].toDouble());
+    }
+
+    auto text = runCli({"doctor"}, 300000, {"SAPIENS_CPU_BF16=0"});
+    QCOMPARE(text.exitCode, 0);
+    QVERIFY2(text.out.contains(QRegularExpression("native bf16 +no")), qPrintable(text.out));
+    QVERIFY2(text.out.contains(QRegularExpression("CPU matrix product +fp32 [0-9.]+, bf16 [0-9.]+ GFLOP/s")),
+             qPrintable(text.out));
+    QVERIFY2(text.out.contains(QRegularExpression("CPU dtype auto +fp32: no native bf16")),
+             qPrintable(text.out));
+  }
+
   void doctorNamesTheBlasKernelsAndWarnsOfPinnedAvx2Kernels() {
     // OPENBLAS_CORETYPE=Haswell pins the AVX2 kernels (some machines set it for every process).
     auto pinned = runCli({"doctor", "--json"}, 300000, {"OPENBLAS_CORETYPE=Haswell"});

@@ -1,6 +1,7 @@
 // `sapiens-cli run` end to end on the bundled sample with the golden fixture models, every output read
 // back with a reader that is not ours (VTK's PLY reader, OpenCV, Qt's JSON, a hand-parsed .npy).
 
+#include "sapiens/common/cpu_features.h"
 #include "test_support.h"
 
 #include <vtkDataArray.h>
@@ -212,6 +213,50 @@ class CliRunTest : public QObject {
     QVERIFY2(r.err.contains("pose") && r.err.contains("seg"), qPrintable(r.err));
     QVERIFY(QFile::exists(out.path() + "/astronaut.normal.png"));
     QVERIFY(!QFile::exists(out.path() + "/astronaut.seg.png"));
+  }
+
+  // --dtype auto (the default) records what it ran and why; SAPIENS_CPU_BF16=0 takes native bf16 away
+  // (auto falls back to fp32, said in the log and results.json), =1 forces bf16.
+  void autoPrecisionIsRecordedWithItsReason() {
+    const QStringList common{"run",         QString::fromStdString(resource("samples/astronaut.png")),
+                             "--task",      "seg",
+                             "--device",    "cpu",
+                             "--seg-model", QString::fromStdString(fixture("golden/seg/model.safetensors"))};
+    QTemporaryDir off, forced, explicitFp32;
+    auto r = runCli(common + QStringList{"--output", off.path()}, 300000, {"SAPIENS_CPU_BF16=0"});
+    QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
+    QVERIFY2(r.err.contains("CPU precision auto: fp32, no native bf16"), qPrintable(r.err));
+    QJsonObject manifest = readJson(off.path() + "/results.json");
+    QCOMPARE(manifest["dtype"].toString(), QString("fp32"));
+    QCOMPARE(manifest["dtype_requested"].toString(), QString("auto"));
+    const QString reason = manifest["dtype_reason"].toString();
+    QVERIFY2(reason.startsWith("auto on the CPU: fp32, no native bf16 ("), qPrintable(reason));
+    // The hardware's answer is kept; the switch is named where it made the difference.
+    const bool hardware = sapiens::cpu::hasAvx512Bf16() || sapiens::cpu::hasAmxBf16();
+    QVERIFY2(
+        reason.contains(hardware ? "turned off by SAPIENS_CPU_BF16=0" : "neither avx512_bf16 nor amx_bf16"),
+        qPrintable(reason));
+
+    r = runCli(common + QStringList{"--output", forced.path()}, 300000, {"SAPIENS_CPU_BF16=1"});
+    QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
+    manifest = readJson(forced.path() + "/results.json");
+    QCOMPARE(manifest["dtype"].toString(), QString("bf16"));
+    QVERIFY2(manifest["dtype_reason"].toString().contains("forced by SAPIENS_CPU_BF16=1"),
+             qPrintable(manifest["dtype_reason"].toString()));
+    QVERIFY2(r.err.contains("seg model: ") && r.err.contains("bf16 on cpu"), qPrintable(r.err));
+
+    r = runCli(common + QStringList{"--output", explicitFp32.path(), "--dtype", "fp32"}, 300000,
+               {"SAPIENS_CPU_BF16=1"});
+    QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
+    manifest = readJson(explicitFp32.path() + "/results.json");
+    QCOMPARE(manifest["dtype"].toString(), QString("fp32"));
+    QCOMPARE(manifest["dtype_requested"].toString(), QString("fp32"));
+    QCOMPARE(manifest["dtype_reason"].toString(), QString("requested"));
+    QVERIFY2(!r.err.contains("CPU precision auto"), qPrintable(r.err));  // nothing decided, nothing measured
+
+    r = runCli(common + QStringList{"--output", explicitFp32.path(), "--dtype", "int8"});
+    QVERIFY(!r.crashed && r.exitCode != 0);
+    QVERIFY2(r.err.contains("expected auto, fp32, bf16 or fp16"), qPrintable(r.err));
   }
 
   // Reading the next pictures and writing the last results overlap the analysis only within

@@ -135,7 +135,17 @@ class TestModelLoading : public QObject {
     QCOMPARE(resolveDevice("cpu"), c10::Device(c10::kCPU));
     QCOMPARE(parseComputeDtype("bf16"), at::kBFloat16);
     QCOMPARE(parseComputeDtype("FP16"), at::kHalf);
-    QCOMPARE(defaultComputeDtype(c10::Device(c10::kCPU)), at::kFloat);
+    // auto: what the CPU's probe chose (fp32 without native bf16), bf16 on CUDA.
+    QCOMPARE(defaultComputeDtype(c10::Device(c10::kCPU)), cpuAutoPrecision().dtype);
+    if (!cpuBf16Support().native() && !cpuBf16Support().forced)
+      QCOMPARE(defaultComputeDtype(c10::Device(c10::kCPU)), at::kFloat);
+    QVERIFY(!parseComputeDtypeChoice("auto"));
+    QVERIFY(!parseComputeDtypeChoice("AUTO"));
+    QVERIFY(!parseComputeDtypeChoice(""));
+    QVERIFY(parseComputeDtypeChoice("bf16") == at::kBFloat16);
+    QCOMPARE(resolveComputeDtype("auto", c10::Device(c10::kCPU)), cpuAutoPrecision().dtype);
+    QCOMPARE(resolveComputeDtype("fp32", c10::Device(c10::kCPU)), at::kFloat);
+    QVERIFY_THROWS_EXCEPTION(ModelRunError, parseComputeDtype("auto"));  // needs a device
     QVERIFY_THROWS_EXCEPTION(ModelRunError, resolveDevice("gpu"));
     QVERIFY_THROWS_EXCEPTION(ModelRunError, resolveDevice("cuda:x"));
     QVERIFY_THROWS_EXCEPTION(ModelRunError, parseComputeDtype("int8"));

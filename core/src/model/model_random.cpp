@@ -56,7 +56,7 @@ at::Tensor initialise(const ParameterSpec& spec, at::Generator& generator) {
 Model Model::random(const Architecture& arch, const ModelOptions& options, std::uint64_t seed) {
   memory::keepLargeBlocksInHeap();
   const c10::Device device = resolveDevice(options.device);
-  const c10::ScalarType dtype = options.dtype.value_or(defaultComputeDtype(device));
+  const c10::ScalarType dtype = options.dtype ? *options.dtype : defaultComputeDtype(device);
   checkComputeSupported(device, dtype);
   if (arch.backbone.headDim % 4 != 0 ||
       static_cast<int>(arch.backbone.kvHeads.size()) != arch.backbone.numLayers) {

@@ -423,4 +423,19 @@ std::shared_ptr<const void> SafetensorsFile::mappingOwner() const {
   return std::shared_ptr<const void>(impl_->mapping, impl_->mapping->address);
 }
 
+void SafetensorsFile::releasePages(const TensorEntry& entry, std::uint64_t offset,
+                                   std::uint64_t length) const {
+  if (offset >= entry.byteSize()) return;
+  length = std::min(length, entry.byteSize() - offset);
+  static const auto pageSize = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(data(entry)) + offset;
+  const auto mapped = reinterpret_cast<std::uintptr_t>(impl_->mapping->address);
+  // Whole pages, the neighbours' shares of the first and last included: unmodified pages of a private
+  // file mapping are read back from the page cache when touched again.
+  const std::uintptr_t first = std::max(mapped, begin / pageSize * pageSize);
+  const std::uintptr_t last =
+      std::min(mapped + impl_->mapping->size, (begin + length + pageSize - 1) / pageSize * pageSize);
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 }  // namespace sapiens

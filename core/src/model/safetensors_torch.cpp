@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -108,6 +109,30 @@ at::Tensor loadTensor(const SafetensorsFile& file, const TensorEntry& entry,
   }
   if (entry.dtype == StDType::BOOL) view = view.ne(0);
   return view.scalar_type() == wanted ? view : view.to(wanted);
+}
+
+at::Tensor copyTensorReleasingPages(const SafetensorsFile& file, const TensorEntry& entry, c10::ScalarType as,
+                                    std::uint64_t chunkBytes) {
+  const std::size_t size = elementSize(entry.dtype);
+  const bool aligned = reinterpret_cast<std::uintptr_t>(file.data(entry)) % size == 0;
+  if (entry.dtype == StDType::BOOL || !aligned || entry.numel() == 0) {
+    at::Tensor tensor = loadTensor(file, entry, as);
+    if (entry.numel() > 0 && tensor.data_ptr() == static_cast<const void*>(file.data(entry)))
+      tensor = tensor.clone();
+    file.releasePages(entry);
+    return tensor;
+  }
+  const at::Tensor source = loadTensor(file, entry).reshape({-1});  // aliases the mapping
+  at::Tensor out = at::empty(at::IntArrayRef(entry.shape), at::TensorOptions().dtype(as));
+  const at::Tensor flat = out.view({-1});
+  const std::int64_t chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>(chunkBytes / size));
+  for (std::int64_t start = 0; start < entry.numel(); start += chunk) {
+    const std::int64_t count = std::min(chunk, entry.numel() - start);
+    flat.narrow(0, start, count).copy_(source.narrow(0, start, count));
+    file.releasePages(entry, static_cast<std::uint64_t>(start) * size,
+                      static_cast<std::uint64_t>(count) * size);
+  }
+  return out;
 }
 
 void saveSafetensors(const std::string& path, const NamedTensors& tensors,

@@ -195,6 +195,8 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   manifest["tool"] = "sapiens-cli " + versionString();
   manifest["device"] = models.front().model.device().str();
   manifest["dtype"] = computeDtypeName(models.front().model.dtype());
+  manifest["dtype_requested"] = options.models.dtype.empty() ? "auto" : options.models.dtype;
+  manifest["dtype_reason"] = computeDtypeReason(options.models.dtype, models.front().model.device());
   manifest["batch_size"] = std::max<std::size_t>(1, options.batchSize);
   manifest["models"] = nlohmann::json::array();
   for (auto& m : models) manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));

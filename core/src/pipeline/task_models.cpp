@@ -23,7 +23,7 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
   const std::string modelDir = request.modelDir.empty() ? paths::checkpointRoot() : request.modelDir;
   ModelOptions modelOptions;
   modelOptions.device = request.device;
-  if (!request.dtype.empty()) modelOptions.dtype = parseComputeDtype(request.dtype);
+  modelOptions.dtype = parseComputeDtypeChoice(request.dtype);
 
   for (Task task : kTaskOrder) {
     if (std::find(request.tasks.begin(), request.tasks.end(), task) == request.tasks.end()) continue;

@@ -187,6 +187,8 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
                         {"frames", info.frameCount}, {"live", info.live},     {"codec", info.codec}};
   manifest["device"] = loaded.models.front().model.device().str();
   manifest["dtype"] = computeDtypeName(loaded.models.front().model.dtype());
+  manifest["dtype_requested"] = options.models.dtype.empty() ? "auto" : options.models.dtype;
+  manifest["dtype_reason"] = computeDtypeReason(options.models.dtype, loaded.models.front().model.device());
   manifest["models"] = nlohmann::json::array();
   for (const LoadedTaskModel& m : loaded.models)
     manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));

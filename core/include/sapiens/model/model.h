@@ -22,7 +22,7 @@ namespace sapiens {
 
 struct ModelOptions {
   std::string device = "cpu";                ///< "cpu", "cuda", "cuda:N" or "auto"
-  std::optional<c10::ScalarType> dtype;      ///< default: fp32 on the CPU, bf16 on CUDA
+  std::optional<c10::ScalarType> dtype;      ///< default (auto): defaultComputeDtype(device)
   std::optional<Task> expectedTask;          ///< refuse files of another task
   std::optional<Architecture> expectedArch;  ///< check against this instead of the inferred one
 };

@@ -68,6 +68,12 @@ class SafetensorsFile {
   /// Shares ownership of the read-only mapping: what aliases it (zero-copy tensors) stays valid while
   /// a copy of this pointer lives, even after this object is gone.
   std::shared_ptr<const void> mappingOwner() const;
+  /// Drops the mapped pages of bytes [offset, offset + length) of the entry (the whole entry by default;
+  /// rounded out to whole pages) from this process's resident memory. The kernel's page cache keeps them
+  /// and touching them again reads them back, so what aliases them stays valid. For a loader that has
+  /// copied or converted the bytes: its peak memory is then the copies, not the copies plus the file.
+  void releasePages(const TensorEntry& entry, std::uint64_t offset = 0,
+                    std::uint64_t length = UINT64_MAX) const;
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,13 @@ StDType toStDType(c10::ScalarType type);
 /// converted into a fresh tensor of dtype `as`.
 at::Tensor loadTensor(const SafetensorsFile& file, const TensorEntry& entry,
                       std::optional<c10::ScalarType> as = std::nullopt);
+
+/// A fresh CPU tensor of dtype `as` holding the entry (a copy even when the dtypes match), converted in
+/// chunks of about `chunkBytes` of the file, each chunk's mapped pages dropped from resident memory once
+/// converted (SafetensorsFile::releasePages): loading a file this way peaks at the copies plus one chunk,
+/// not at the copies plus the file. Same values as loadTensor(file, entry, as).
+at::Tensor copyTensorReleasingPages(const SafetensorsFile& file, const TensorEntry& entry, c10::ScalarType as,
+                                    std::uint64_t chunkBytes = 4u << 20);
 
 /// Refuses a floating-point tensor holding NaN or infinite values (a damaged or diverged checkpoint would
 /// otherwise give NaN outputs and no error): throws ModelFormatError naming `fileName` and `key`, with the

@@ -19,7 +19,7 @@ struct TaskModelRequest {
   std::string modelDir;                    ///< default: paths::checkpointRoot()
   std::string size = "0.4b";               ///< preferred official size when looking up
   std::string device = "auto";
-  std::string dtype;                   ///< "" = the device's default (fp32 CPU, bf16 CUDA)
+  std::string dtype;                   ///< "" or "auto": the device's default (defaultComputeDtype)
   std::optional<InputSize> inputSize;  ///< default: defaultInputSize(model)
   /// A task with no explicit checkpoint and none found under modelDir runs on the untrained demo
   /// weights (demo::findOrCreateDemoCheckpoint) instead of failing, with a warning. Front ends set it
