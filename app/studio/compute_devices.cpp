@@ -1,5 +1,7 @@
 #include "compute_devices.h"
 
+#include "sapiens/model/compute_options.h"
+
 #include <ATen/Context.h>
 
 #include <QObject>
@@ -17,7 +19,7 @@ QStringList availableDevices() {
 QStringList dtypesFor(const QString& device) {
   if (device.startsWith(QLatin1String("cuda")))
     return {QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp32")};
-  return {QStringLiteral("fp32")};
+  return {QStringLiteral("auto"), QStringLiteral("fp32"), QStringLiteral("bf16")};
 }
 
 QString defaultDtype(const QString& device) {
@@ -34,6 +36,37 @@ QString unsupportedReason(const QString& device, const QString& dtype) {
         .arg(dtype, device, dtypesFor(device).join(QStringLiteral(", ")));
   }
   return {};
+}
+
+QString dtypeDescription(const QString& device, const QString& dtype) {
+  if (device.startsWith(QLatin1String("cuda"))) {
+    if (dtype == QLatin1String("bf16")) return QObject::tr("bfloat16: the default on CUDA");
+    if (dtype == QLatin1String("fp16")) return QObject::tr("float16");
+    return QObject::tr("float32: exact, slower");
+  }
+  // Reading the CPU's features and the environment is cheap; what auto measures is not asked for here.
+  const CpuBf16Support support = cpuBf16Support();
+  const QString native =
+      support.native()
+          ? QObject::tr("this CPU has native bf16 (%1)").arg(QString::fromStdString(support.features()))
+      : support.hardware()
+          ? QObject::tr("native bf16 is turned off by %1").arg(QString::fromStdString(support.disabledBy))
+          : QObject::tr("this CPU has no native bf16 (AVX512_BF16 or AMX)");
+  if (dtype == QLatin1String("auto")) {
+    return QObject::tr(
+               "auto: bf16 where the CPU has native bf16 and runs it at least %1x as fast as fp32 "
+               "(measured once), else fp32; %2")
+        .arg(kCpuBf16MinSpeedup)
+        .arg(native);
+  }
+  if (dtype == QLatin1String("bf16")) {
+    return support.native()
+               ? QObject::tr("bfloat16: about half the memory; %1").arg(native)
+               : QObject::tr(
+                     "bfloat16: runs, but slowly: %1, so bf16 is emulated (many times slower than fp32)")
+                     .arg(native);
+  }
+  return QObject::tr("float32: exact results, the reference precision");
 }
 
 }  // namespace sapiens::studio

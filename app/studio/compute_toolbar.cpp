@@ -17,7 +17,6 @@ ComputeToolBar::ComputeToolBar(QWidget* parent) : QToolBar(tr("Compute"), parent
   devices_->addItems(availableDevices());
   dtypes_ = new QComboBox;
   dtypes_->setObjectName(QStringLiteral("dtypeCombo"));
-  dtypes_->setToolTip(tr("Precision of the models (bf16 and fp16 on CUDA only)"));
   auto* deviceLabel = new QLabel(tr(" Device "));
   deviceLabel->setBuddy(devices_);
   auto* dtypeLabel = new QLabel(tr(" Precision "));
@@ -88,6 +87,14 @@ void ComputeToolBar::fillDtypes(const QString& device, const QString& dtype) {
   filling_ = true;
   dtypes_->clear();
   dtypes_->addItems(dtypesFor(device));
+  QStringList tips;
+  for (int i = 0; i < dtypes_->count(); ++i) {
+    const QString tip = dtypeDescription(device, dtypes_->itemText(i));
+    dtypes_->setItemData(i, tip, Qt::ToolTipRole);
+    tips << tip;
+  }
+  dtypes_->setToolTip(tr("Precision of the models; changing it reloads them in the background.\n%1")
+                          .arg(tips.join(QStringLiteral("\n"))));
   const int index = dtypes_->findText(dtype);
   dtypes_->setCurrentIndex(index >= 0 ? index : 0);
   dtypes_->setEnabled(dtypes_->count() > 1);

@@ -11,6 +11,7 @@
 #include "main_window.h"
 #include "point_cloud_view.h"
 #include "sapiens/common/allocator.h"
+#include "sapiens/model/compute_options.h"
 #include "surface_format.h"
 #include "tasks_panel.h"
 #include "test_support.h"
@@ -461,15 +462,22 @@ class TestInferenceGui : public QObject {
     QVERIFY(openAndWait(window));
     QVERIFY(loadModels(window, {{Task::Seg, "seg"}}));
     auto* deviceLabel = window.findChild<QLabel*>(QStringLiteral("deviceLabel"));
-    QVERIFY2(deviceLabel->text().endsWith(QStringLiteral("fp32")), qPrintable(deviceLabel->text()));
+    auto* dtypes = window.findChild<QComboBox*>(QStringLiteral("dtypeCombo"));
+    const QStringList devices = sapiens::studio::availableDevices();
+    if (devices.size() == 1) {
+      // The CPU's auto: what the core chose (fp32 without native bf16), shown once loaded.
+      QCOMPARE(dtypes->currentText(), QStringLiteral("auto"));
+      QVERIFY(dtypes->isEnabled());
+      const QString chosen =
+          QString::fromStdString(sapiens::computeDtypeName(sapiens::cpuAutoPrecision().dtype));
+      QVERIFY2(deviceLabel->text().endsWith(chosen), qPrintable(deviceLabel->text()));
+    }
 
     QSignalSpy ready(&window, &MainWindow::modelReady);
-    const QStringList devices = sapiens::studio::availableDevices();
     if (devices.size() > 1) {
       window.setCompute(devices.at(1), QStringLiteral("bf16"));  // what the Compute toolbar does
     } else {
-      // The toolbar offers the CPU fp32 only; the core runs bf16 there too, which shows the reload.
-      window.inference()->setCompute(QStringLiteral("cpu"), QStringLiteral("bf16"));
+      dtypes->setCurrentText(QStringLiteral("bf16"));  // the toolbar offers bf16 on the CPU
     }
     QVERIFY(ready.wait(kTimeoutMs));
     QCOMPARE(ready.at(0).at(0).value<Task>(), Task::Seg);
@@ -478,6 +486,7 @@ class TestInferenceGui : public QObject {
     selectTasks(window, {Task::Seg});
     QVERIFY(runAndWait(window));
     QVERIFY(window.currentResult()->has(Task::Seg));
+    QVERIFY2(deviceLabel->text().endsWith(QStringLiteral("bf16")), qPrintable(deviceLabel->text()));
   }
 
   void staysResponsiveWhileModelsRun() {

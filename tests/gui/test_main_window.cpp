@@ -11,6 +11,7 @@
 #include "model_browser.h"
 #include "point_cloud_view.h"
 #include "recent_files.h"
+#include "sapiens/model/compute_options.h"
 #include "surface_format.h"
 #include "tasks_panel.h"
 #include "test_support.h"
@@ -529,17 +530,29 @@ class TestMainWindow : public QObject {
     const int gpus = at::hasCUDA() ? int(at::getNumGPUs()) : 0;
     for (int i = 0; i < gpus; ++i) expected << QStringLiteral("cuda:%1").arg(i);
     QCOMPARE(items(devices), expected);
-    // CUDA first when there is one; the CPU runs fp32 only.
+    // CUDA first when there is one; on the CPU auto (the core's choice), fp32 and bf16.
     QCOMPARE(devices->currentText(), expected.value(1, QStringLiteral("cpu")));
     devices->setCurrentText(QStringLiteral("cpu"));
-    QCOMPARE(items(dtypes), QStringList{QStringLiteral("fp32")});
-    QVERIFY(!dtypes->isEnabled());
+    QCOMPARE(items(dtypes),
+             (QStringList{QStringLiteral("auto"), QStringLiteral("fp32"), QStringLiteral("bf16")}));
+    QVERIFY(dtypes->isEnabled());
     QCOMPARE(window.inference()->device(), QStringLiteral("cpu"));
-    QCOMPARE(window.inference()->dtype(), QStringLiteral("fp32"));
+    QCOMPARE(window.inference()->dtype(), QStringLiteral("auto"));
     auto* deviceLabel = window.findChild<QLabel*>(QStringLiteral("deviceLabel"));
     QVERIFY2(deviceLabel->text().startsWith(QStringLiteral("CPU")) &&
-                 deviceLabel->text().endsWith(QStringLiteral("fp32")),
+                 deviceLabel->text().endsWith(QStringLiteral("auto")),
              qPrintable(deviceLabel->text()));
+    // bf16 without native bf16 is offered, and its tooltip says it is slow.
+    const QString bf16Tip = dtypes->itemData(2, Qt::ToolTipRole).toString();
+    QVERIFY2(sapiens::cpuBf16Support().native() || bf16Tip.contains(QStringLiteral("slowly")),
+             qPrintable(bf16Tip));
+    QVERIFY2(dtypes->itemData(0, Qt::ToolTipRole).toString().contains(QStringLiteral("native bf16")),
+             qPrintable(dtypes->itemData(0, Qt::ToolTipRole).toString()));
+    dtypes->setCurrentText(QStringLiteral("fp32"));
+    QCOMPARE(window.inference()->dtype(), QStringLiteral("fp32"));
+    QVERIFY2(deviceLabel->text().endsWith(QStringLiteral("fp32")), qPrintable(deviceLabel->text()));
+    dtypes->setCurrentText(QStringLiteral("auto"));
+    QCOMPARE(window.inference()->dtype(), QStringLiteral("auto"));
     if (gpus > 0) {
       devices->setCurrentText(QStringLiteral("cuda:0"));
       QCOMPARE(items(dtypes),
@@ -557,9 +570,9 @@ class TestMainWindow : public QObject {
     window.setCompute(QStringLiteral("cpu"), QStringLiteral("fp16"));
     QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("fp16")));
     QCOMPARE(window.inference()->device(), QStringLiteral("cpu"));
-    QCOMPARE(window.inference()->dtype(), QStringLiteral("fp32"));
+    QCOMPARE(window.inference()->dtype(), QStringLiteral("auto"));
     QCOMPARE(devices->currentText(), QStringLiteral("cpu"));
-    QCOMPARE(dtypes->currentText(), QStringLiteral("fp32"));
+    QCOMPARE(dtypes->currentText(), QStringLiteral("auto"));
 
     // The choice persists; one remembered from another machine falls back to what this one has.
     if (gpus > 0)
