@@ -1,13 +1,13 @@
 #pragma once
 // The Fine-tuning dock: a label set (create one from the pictures shown in the main window, open one,
-// import the official seg layout or COCO keypoints), the labelling canvas with its tools, and training a
-// task head on the set with live loss curves, the task metric, a preview of the predictions on a
-// held-out frame, step rate and time left; pause, resume, stop; saving the model or its head, and
-// versioned snapshots. Training runs on a FineTuneWorker thread; edits are saved automatically a moment
-// after the last one (and when the frame changes, training starts or the panel goes). Problems are
-// shown in the panel's message line and logged, never thrown.
+// import the official seg layout, COCO keypoints or dense targets), edited in the Labels tab
+// (LabelEditorTab), and a task head trained on it in the Training tab (TrainingTab). The panel joins them:
+// it owns the label set and the FineTuneWorker's thread, keeps the training state, and forwards the
+// worker's reports to the Training tab (queued signals: the GUI thread never waits on training). Problems
+// are shown in the panel's message line and logged, never thrown.
 
 #include "finetune_worker.h"
+#include "training_state.h"
 
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/model/task.h"
@@ -15,28 +15,17 @@
 
 #include <opencv2/core/mat.hpp>
 
+#include <QImage>
 #include <QString>
 #include <QThread>
-#include <QTimer>
 #include <QWidget>
 
 #include <functional>
 #include <map>
 #include <optional>
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
-class QLineEdit;
-class QListWidget;
-class QProgressBar;
-class QPushButton;
-class QSlider;
-class QSpinBox;
-class QStackedWidget;
 class QTabWidget;
-class QToolButton;
 
 namespace sapiens::widgets {
 class LabelCanvas;
@@ -45,11 +34,14 @@ class LossChart;
 
 namespace sapiens::studio {
 
+class LabelEditorTab;
+class TrainingTab;
+
 class FineTunePanel : public QWidget {
   Q_OBJECT
 
  public:
-  enum class TrainingState { Idle, Preparing, Training, Paused, Stopping, Stopped, Finished, Failed };
+  using TrainingState = studio::TrainingState;
 
   explicit FineTunePanel(QWidget* parent = nullptr);
   /// Saves pending edits, stops training and waits for the worker's current step.
@@ -73,7 +65,7 @@ class FineTunePanel : public QWidget {
   /// (and there is one for the set's task), else empty.
   bool addCurrentPicture(bool fromPrediction);
   void selectFrame(int index);
-  int currentFrame() const { return frame_; }
+  int currentFrame() const;
   const std::optional<LabelSet>& labelSet() const { return labels_; }
   /// Writes the current frame's edited labels now if they changed since the last save.
   bool saveNow();
@@ -91,11 +83,15 @@ class FineTunePanel : public QWidget {
   TrainingState trainingState() const { return state_; }
   TrainingSettings trainingSettings() const;
 
-  widgets::LabelCanvas* canvas() const { return canvas_; }
-  widgets::LossChart* lossChart() const { return lossChart_; }
-  widgets::LossChart* metricChart() const { return metricChart_; }
-  /// The latest preview of the head's prediction (null before training).
+  LabelEditorTab* labelEditor() const { return labelTab_; }
+  TrainingTab* trainingTab() const { return trainingTab_; }
+  widgets::LabelCanvas* canvas() const;
+  widgets::LossChart* lossChart() const;
+  widgets::LossChart* metricChart() const;
+  /// The latest preview of the head's prediction (null before the first one after training began).
   QImage previewImage() const;
+  /// The head's prediction before the first step of the run (null before training).
+  QImage previewBeforeImage() const;
   /// The message line (errors and notes).
   QString message() const;
 
@@ -103,91 +99,36 @@ class FineTunePanel : public QWidget {
   void labelSetChanged(const QString& folder);
   /// The labels of frame `index` were written to disk.
   void autosaved(int index);
-  void trainingStateChanged(sapiens::studio::FineTunePanel::TrainingState state);
+  void trainingStateChanged(sapiens::studio::TrainingState state);
   void modelSaved(const QString& path, const QString& error);
   /// A message for the user (`error`: something failed).
   void messageShown(const QString& text, bool error);
 
  private:
-  QWidget* createLabelTab();
-  QWidget* createTrainTab();
+  void connectLabelEditor();
+  void connectTrainingTab();
+  void connectWorker();
   void showMessage(const QString& text, bool error);
   void setLabelSet(LabelSet labels);
   bool importLabels(const QString& what, const QString& destination, const std::function<LabelSet()>& import);
-  void refreshFrameList();
-  void refreshClassList();
-  void refreshKeypointTools();
-  void applyKeypointFilter();
-  void onEdited();
   void setState(TrainingState state);
   void updateButtons();
-  void chooseNewLabelSet();
-  void chooseOpenLabelSet();
-  void chooseImportSeg();
-  void chooseImportCoco();
-  void chooseImportDense();
-  void chooseBaseModel();
-  void chooseSaveModel();
-  QString frameNameFor(const QString& path) const;
   QString baseModelFor(Task task) const;
-  void onProgress(int step, int totalSteps, double trainLoss, double learningRate, double stepsPerSecond,
-                  double secondsLeft, bool evaluated, double evalLoss, double evalMetric, bool onValidation,
-                  const QString& snapshot);
 
-  // State.
   std::optional<LabelSet> labels_;
-  int frame_ = -1;
-  bool dirty_ = false;
   QString picturePath_;
   cv::Mat picture_;
   std::optional<FrameResult> result_;
   std::function<QString(Task)> modelLookup_;
   std::map<Task, QString> chosenModels_;
   TrainingState state_ = TrainingState::Idle;
-  QString metricName_;
-  QTimer autosave_;
   QThread thread_;
   FineTuneWorker* worker_ = nullptr;
 
-  // Widgets.
   QTabWidget* tabs_ = nullptr;
-  QLabel* setLabel_ = nullptr;
-  QCheckBox* fromPrediction_ = nullptr;
-  QPushButton* addPicture_ = nullptr;
-  QListWidget* frames_ = nullptr;
-  widgets::LabelCanvas* canvas_ = nullptr;
-  QStackedWidget* toolPages_ = nullptr;
-  QListWidget* classes_ = nullptr;
-  QSpinBox* brushSize_ = nullptr;
-  QSlider* opacity_ = nullptr;
-  std::map<QString, QCheckBox*> groupBoxes_;
-  QComboBox* keypoint_ = nullptr;
-  QComboBox* person_ = nullptr;
-  QCheckBox* placeHidden_ = nullptr;
-  QLineEdit* baseModel_ = nullptr;
-  QSpinBox* steps_ = nullptr;
-  QSpinBox* batch_ = nullptr;
-  QDoubleSpinBox* learningRate_ = nullptr;
-  QLineEdit* inputSize_ = nullptr;
-  QSpinBox* evaluateEvery_ = nullptr;
-  QSpinBox* snapshotEvery_ = nullptr;
-  QCheckBox* freshHead_ = nullptr;
-  QCheckBox* flip_ = nullptr;
-  QPushButton* train_ = nullptr;
-  QPushButton* pause_ = nullptr;
-  QPushButton* stop_ = nullptr;
-  QPushButton* continue_ = nullptr;
-  QPushButton* save_ = nullptr;
-  QCheckBox* fullModel_ = nullptr;
-  QProgressBar* progress_ = nullptr;
-  QLabel* stats_ = nullptr;
-  widgets::LossChart* lossChart_ = nullptr;
-  widgets::LossChart* metricChart_ = nullptr;
-  class PreviewView;
-  PreviewView* preview_ = nullptr;
-  QLabel* previewCaption_ = nullptr;
+  LabelEditorTab* labelTab_ = nullptr;
+  TrainingTab* trainingTab_ = nullptr;
   QLabel* message_ = nullptr;
-  int trainSeries_ = 0, evalSeries_ = 0, metricSeries_ = 0;
 };
 
 }  // namespace sapiens::studio

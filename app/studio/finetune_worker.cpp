@@ -208,7 +208,11 @@ void FineTuneWorker::runTraining(bool fresh) {
         }
       }
       if (previewSample_) previewPicture_ = inputPicture(tuner_->sampleInput(*previewSample_));
-      emitPreview(tuner_->step());
+      emitPreview(tuner_->step(), true);
+      const auto& trials = tuner_->learningRateTrials();
+      Q_EMIT learningRateChosen(
+          tuner_->settings().learningRate,
+          trials.empty() ? QString() : QString::fromStdString(describeLearningRateTrials(trials)));
     }
     const MetricInfo metric = tuner_->metric();
     Q_EMIT trainingStarted(QString::fromStdString(metric.name), metric.higherIsBetter,
@@ -245,7 +249,7 @@ void FineTuneWorker::runTraining(bool fresh) {
   }
 }
 
-void FineTuneWorker::emitPreview(int step) {
+void FineTuneWorker::emitPreview(int step, bool beforeTraining) {
   if (!tuner_ || !previewSample_ || previewPicture_.isNull()) return;
   try {
     const ModelOutputs outputs = tuner_->predict(*previewSample_);
@@ -284,9 +288,7 @@ void FineTuneWorker::emitPreview(int step) {
                 .contiguous();
       image = QImage(rgb.data_ptr<std::uint8_t>(), w, h, w * 3, QImage::Format_RGB888).copy();
     }
-    Q_EMIT preview(image, step,
-                   previewHeldOut_ ? tr("held-out frame, step %1").arg(step)
-                                   : tr("training frame (none held out), step %1").arg(step));
+    Q_EMIT preview(image, step, previewHeldOut_, beforeTraining);
   } catch (const std::exception& e) {
     logger().warn("Fine-tuning preview failed: {}", e.what());
   }

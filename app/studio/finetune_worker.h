@@ -72,8 +72,13 @@ class FineTuneWorker : public QObject {
   void progress(int step, int totalSteps, double trainLoss, double learningRate, double stepsPerSecond,
                 double secondsLeft, bool evaluated, double evalLoss, double evalMetric, bool evalOnValidation,
                 const QString& snapshot);
-  /// The head's prediction on the preview frame (a held-out one when there is one), as a picture.
-  void preview(const QImage& image, int step, const QString& caption);
+  /// The peak learning rate of the run, once prepared: `trials` describes the range test that chose it
+  /// ("3e-04: loss 8.2116, ..."), empty when the rate was given.
+  void learningRateChosen(double rate, const QString& trials);
+  /// The head's prediction on the preview frame (the first held-out frame, else the first training frame:
+  /// `heldOut` says which), as a picture; `beforeTraining` for the one right after preparing, before the
+  /// first step.
+  void preview(const QImage& image, int step, bool heldOut, bool beforeTraining);
   void pausedAt(int step);
   void resumed();
   /// A run ended (completed or stopped); the summary says the metric before and after.
@@ -88,7 +93,7 @@ class FineTuneWorker : public QObject {
   /// Runs queued saves and blocks while paused. Returns false when stopped.
   bool betweenSteps(int step);
   void runPendingSaves();
-  void emitPreview(int step);
+  void emitPreview(int step, bool beforeTraining = false);
 
   std::shared_ptr<FeatureCache> cache_;
   std::unique_ptr<FineTuner> tuner_;

@@ -1,0 +1,104 @@
+#pragma once
+// The Labels tab of the fine-tuning panel: the label set's buttons (new, open, import), "add the picture
+// on display", the frame list, the labelling canvas with its tools (brush, eraser, fill, polygon, undo,
+// redo; classes for seg, keypoint groups and people for pose) and the autosave of the edits, a moment
+// after the last one and whenever the frame changes. The label set itself belongs to FineTunePanel: the
+// dialogs here end in requests (signals) that the panel carries out, and the tab edits the frames of the
+// set the panel shows in it.
+
+#include "sapiens/finetune/label_set.h"
+#include "sapiens/model/task.h"
+
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+
+#include <map>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QStackedWidget;
+
+namespace sapiens::widgets {
+class LabelCanvas;
+}
+
+namespace sapiens::studio {
+
+class LabelEditorTab : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LabelEditorTab(QWidget* parent = nullptr);
+
+  /// Shows `labels` (the panel's, kept alive and in place while shown; null: none) from its first frame.
+  /// Pending edits of the frame shown before are dropped: saveNow() first.
+  void setLabelSet(LabelSet* labels);
+  /// The frame list again, after frames were added to the set.
+  void refreshFrames();
+  void selectFrame(int index);
+  int currentFrame() const { return frame_; }
+  /// Writes the current frame's edited labels now if they changed since the last save.
+  bool saveNow();
+  void setAutosaveDelay(int milliseconds);
+  /// Whether "Add Picture on Display" can be used (a set is open and a picture is on display).
+  void setCanAddPicture(bool can);
+
+  widgets::LabelCanvas* canvas() const { return canvas_; }
+
+ Q_SIGNALS:
+  /// The labels of frame `index` were written to disk.
+  void autosaved(int index);
+  /// A problem or a note for the panel's message line.
+  void messageShown(const QString& text, bool error);
+  // What the dialogs ask of the panel.
+  void createRequested(const QString& folder, sapiens::Task task);
+  void openRequested(const QString& folder);
+  void importSegRequested(const QString& source, const QString& destination);
+  void importCocoRequested(const QString& cocoPath, const QString& imageFolder, const QString& destination);
+  void importDenseRequested(sapiens::Task task, const QString& imageFolder, const QString& targetFolder,
+                            const QString& destination);
+  /// "Add Picture on Display": labels from the displayed result when `fromPrediction`.
+  void addPictureRequested(bool fromPrediction);
+
+ private:
+  QWidget* createSetButtons();
+  QWidget* createToolBar();
+  QWidget* createSegTools();
+  QWidget* createPoseTools();
+  void refreshClassList();
+  void refreshKeypointTools();
+  void applyKeypointFilter();
+  void onEdited();
+  void chooseNewLabelSet();
+  void chooseOpenLabelSet();
+  void chooseImportSeg();
+  void chooseImportCoco();
+  void chooseImportDense();
+
+  LabelSet* labels_ = nullptr;
+  int frame_ = -1;
+  bool dirty_ = false;
+  QTimer autosave_;
+
+  QLabel* setLabel_ = nullptr;
+  QCheckBox* fromPrediction_ = nullptr;
+  QPushButton* addPicture_ = nullptr;
+  QListWidget* frames_ = nullptr;
+  widgets::LabelCanvas* canvas_ = nullptr;
+  QStackedWidget* toolPages_ = nullptr;
+  QListWidget* classes_ = nullptr;
+  QSpinBox* brushSize_ = nullptr;
+  QSlider* opacity_ = nullptr;
+  std::map<QString, QCheckBox*> groupBoxes_;
+  QComboBox* keypoint_ = nullptr;
+  QComboBox* person_ = nullptr;
+  QCheckBox* placeHidden_ = nullptr;
+};
+
+}  // namespace sapiens::studio
