@@ -2,6 +2,7 @@
 // matrix-product rate of the same device measured in the same run (the "floor").
 
 #include "cli_command.h"
+#include "gemm_floor.h"
 
 #include "sapiens/model/activation_memory.h"
 #include "sapiens/model/architecture.h"
@@ -12,9 +13,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#ifdef SAPIENS_HAVE_CUDA
-#include <c10/cuda/CUDAFunctions.h>
-#endif
 
 #include <nlohmann/json.hpp>
 
@@ -40,28 +38,6 @@ struct BenchOptions {
   int warmup = 1;
   bool json = false;
 };
-
-void synchronize(const c10::Device& device) {
-#ifdef SAPIENS_HAVE_CUDA
-  if (device.is_cuda()) c10::cuda::device_synchronize();
-#else
-  (void)device;
-#endif
-}
-
-template <typename Fn>
-double medianSeconds(int repeats, const c10::Device& device, Fn&& fn) {
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    synchronize(device);
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    synchronize(device);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 double peakRssMb() {
   rusage usage{};
@@ -98,23 +74,17 @@ int runBench(const BenchOptions& o) {
   for (int i = 0; i < o.warmup; ++i) model.forward(input);
   // The floor: the model's dominant matrix product, same device and dtype, same run. Made after the
   // warm-up so that a batch too large for the device fails in the model, with the model's message.
-  const GemmShape g = dominantGemm(arch, o.batch, o.height, o.width);
-  const auto opts = at::TensorOptions().dtype(dtype).device(device);
-  const at::Tensor a = at::randn({g.m, g.k}, opts), w = at::randn({g.n, g.k}, opts);
-  at::linear(a, w);
+  GemmFloor floor(dominantGemm(arch, o.batch, o.height, o.width), device, dtype);
+  const GemmShape& g = floor.shape();
   // Floor samples interleaved with the timed forwards: on a shared machine the load drifts, and both
   // figures must see the same conditions for their ratio to mean anything.
-  std::vector<double> gemmSamples, forwardSamples;
+  std::vector<double> forwardSamples;
   for (int i = 0; i < std::max(1, o.iterations); ++i) {
-    gemmSamples.push_back(medianSeconds(3, device, [&] { at::linear(a, w); }));
+    floor.sample();
     forwardSamples.push_back(medianSeconds(1, device, [&] { model.forward(input); }));
   }
-  gemmSamples.push_back(medianSeconds(3, device, [&] { at::linear(a, w); }));
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const double floorGflops = 2.0 * g.m * g.k * g.n / median(gemmSamples) / 1e9;
+  floor.sample();
+  const double floorGflops = floor.gflops();
   const double seconds = median(forwardSamples);
   const FlopCount flops = forwardFlops(arch, o.batch, o.height, o.width);
   const double achieved = flops.total() / seconds / 1e9;

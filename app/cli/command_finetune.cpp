@@ -38,6 +38,7 @@ struct FinetuneArgs {
   bool noFlip = false;
   int colorVariants = 0;
   bool freshHead = false;
+  double keepWeight = TrainingSettings{}.keepStartingHeadWeight;
   int snapshotEvery = 0;
   std::string snapshotFolder;
   int evaluateEvery = 50;
@@ -95,6 +96,7 @@ int runFinetune(const FinetuneArgs& a) {
   settings.horizontalFlip = !a.noFlip;
   settings.colorVariants = a.colorVariants;
   settings.freshHead = a.freshHead;
+  settings.keepStartingHeadWeight = a.keepWeight;
   settings.snapshotEvery = a.snapshotEvery;
   settings.snapshotFolder = a.snapshotFolder;
   settings.evaluateEvery = a.evaluateEvery;
@@ -176,6 +178,12 @@ static CliCommand reg("finetune", [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--fresh-head", a->freshHead, "Start from a freshly initialised head");
+  sub->add_option("--keep-weight", a->keepWeight,
+                  "Weight of the starting head's own prediction as the target where nothing is labelled "
+                  "(unpainted pixels, keypoints not placed), so that training keeps what it was not taught; "
+                  "0: off (unused with --fresh-head)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--snapshot-every", a->snapshotEvery, "Steps between snapshots (0: none)")
       ->capture_default_str();
   sub->add_option("--snapshot-dir", a->snapshotFolder, "Folder for snapshot-step-N.safetensors");

@@ -2,6 +2,7 @@
 // that recomputes the backbone, on an official architecture with random weights and a synthetic label set.
 
 #include "cli_command.h"
+#include "gemm_floor.h"
 
 #include "sapiens/finetune/fine_tuner.h"
 #include "sapiens/finetune/frame_labels.h"
@@ -105,11 +106,17 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
   const double backboneSeconds = backboneRuns[1] / static_cast<double>(inputs.size());
   // Steady-state cached steps: the steps' own time (TrainingReport::secondsTraining, which leaves out
   // the evaluations train() runs at its end) after the first step (allocations).
+  // The floor: the backbone's dominant matrix product on the same device, sampled before and after the
+  // timed steps.
+  GemmFloor floor(dominantGemm(tuner.model().architecture(), 1, a.height, a.width), tuner.model().device(),
+                  at::kFloat);
+  floor.sample();
   double firstStepSeconds = 0;
   const auto trainStart = Clock::now();
   const TrainingReport report = tuner.train(control, [&](const TrainingProgress& p) {
     if (p.step == 1) firstStepSeconds = std::chrono::duration<double>(Clock::now() - trainStart).count();
   });
+  floor.sample();
   const double cachedStep = (report.secondsTraining - firstStepSeconds) / a.steps;
   const double recomputeStep = cachedStep + a.batch * backboneSeconds;
   // What the work allows: a head step is the head's forward plus the gradients of its activations and
@@ -119,6 +126,8 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
   const double stepFlops = 3.0 * flops.head - flops.headOnFeatures;
   const double stepGflop = stepFlops / 1e9;
   const double boundSpeedup = (stepFlops + flops.backbone) / stepFlops;
+  const double floorGflops = floor.gflops();
+  const double floorRatio = cachedStep / (stepFlops / (floorGflops * 1e9));  // 1.00: every FLOP at the floor
   std::error_code ec;
   fs::remove_all(folder, ec);
 
@@ -134,17 +143,24 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
                                 {"speedup", recomputeStep / cachedStep},
                                 {"head_step_gflop", stepGflop},
                                 {"backbone_gflop", flops.backbone / 1e9},
-                                {"flop_bound_speedup", boundSpeedup}}
+                                {"flop_bound_speedup", boundSpeedup},
+                                {"gflops_floor", floorGflops},
+                                {"floor_gemm", {floor.shape().m, floor.shape().k, floor.shape().n}},
+                                {"step_floor_ratio", floorRatio}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << fmt::format(
         "{} {} at {}x{}, batch {}, {}: backbone {:.3f} s/sample; training step on cached features {:.3f} s, "
-        "recomputing the backbone {:.3f} s: {:.1f}x faster (at equal FLOP rates {:.1f}x: head step {:.1f} GFLOP, "
-        "backbone {:.1f} GFLOP; step at {:.1f} GFLOP/s, backbone at {:.1f} GFLOP/s)\n",
+        "recomputing the backbone {:.3f} s: {:.1f}x faster (at equal FLOP rates {:.1f}x: head step {:.1f} "
+        "GFLOP, "
+        "backbone {:.1f} GFLOP; step at {:.1f} GFLOP/s, backbone at {:.1f} GFLOP/s)\n"
+        "  step floor ratio {:.2f}x (the step's time over its FLOPs at the floor, {:.1f} GFLOP/s: GEMM {} x "
+        "{} x {})\n",
         a.arch, a.task, a.height, a.width, a.batch, tuner.model().device().str(), backboneSeconds, cachedStep,
         recomputeStep, recomputeStep / cachedStep, boundSpeedup, stepGflop, flops.backbone / 1e9,
-        stepGflop / cachedStep, flops.backbone / 1e9 / (a.batch * backboneSeconds));
+        stepGflop / cachedStep, flops.backbone / 1e9 / (a.batch * backboneSeconds), floorRatio, floorGflops,
+        floor.shape().m, floor.shape().k, floor.shape().n);
   }
   return kOk;
 }

@@ -49,6 +49,7 @@ struct FineTuner::State {
   std::string baseCheckpoint;
   std::string backboneFingerprint;
   std::vector<LabelClass> classes;
+  bool keepsStartingHead = false;  // the head came from the checkpoint and keepStartingHeadWeight > 0
   std::int64_t classCount = 0;
   at::Tensor classWeights;
   detail::FlipTables flip;
@@ -92,10 +93,7 @@ struct FineTuner::State {
     std::vector<const detail::SampleTargets*> parts;
     for (std::size_t index : batch) parts.push_back(&targets[index]);
     detail::SampleTargets stacked = detail::stackTargets(parts);
-    for (auto field :
-         {&detail::SampleTargets::labels, &detail::SampleTargets::heatmaps, &detail::SampleTargets::weights,
-          &detail::SampleTargets::keypoints, &detail::SampleTargets::dense, &detail::SampleTargets::valid,
-          &detail::SampleTargets::scale}) {
+    for (auto field : detail::kSampleTargetFields) {
       if ((stacked.*field).defined()) stacked.*field = (stacked.*field).to(model.device());
     }
     return stacked;
@@ -220,6 +218,7 @@ nlohmann::json settingsJson(const TrainingSettings& s) {
           {"horizontal_flip", s.horizontalFlip},
           {"color_variants", s.colorVariants},
           {"fresh_head", s.freshHead},
+          {"keep_starting_head_weight", s.keepStartingHeadWeight},
           {"seed", s.seed}};
 }
 
@@ -251,6 +250,7 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
   }
   if (s.labels.frames.empty()) throw LabelSetError(s.labels.manifestPath(), "the label set has no frames");
   s.classes = s.labels.classes.empty() ? defaultClasses(task) : s.labels.classes;
+  bool freshHead = false;
   if (task == Task::Seg || task == Task::Pose) {
     s.classCount = static_cast<std::int64_t>(labelCount(s.labels));
     HeadArch head = s.model.architecture().head;
@@ -259,10 +259,13 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
                     s.classCount, head.outChannels);
       head.outChannels = static_cast<int>(s.classCount);
       s.model.resetHead(head, s.settings.seed);
+      freshHead = true;
     }
   } else if (s.settings.freshHead) {
     s.model.resetHead(s.model.architecture().head, s.settings.seed);
+    freshHead = true;
   }
+  s.keepsStartingHead = s.settings.keepStartingHeadWeight > 0 && !freshHead;
   if (task == Task::Seg) {
     std::vector<double> weights(static_cast<std::size_t>(s.classCount), 1.0);
     if (detail::isSeg29(s.labels.classes)) weights = detail::seg29ClassWeights();
@@ -332,6 +335,17 @@ bool FineTuner::prepare(const TrainingControl& control, const PreparationCallbac
     s.targets.push_back(std::move(built[i].targets));
     s.keys.push_back(key);
     if (onFeatures) onFeatures(i + 1, built.size());
+  }
+  if (s.keepsStartingHead) {
+    // The starting head's predictions, made once from the cached features, become the targets of what
+    // the labels leave out.
+    for (std::size_t i = 0; i < s.infos.size(); ++i) {
+      if (control.stopRequested()) return false;
+      detail::addStartingHeadTargets(s.model.task(), s.model.forwardHead(s.features({i})),
+                                     s.settings.keepStartingHeadWeight, s.targets[i]);
+    }
+    logger().info("Keeping the starting head's predictions where nothing is labelled (weight {})",
+                  s.settings.keepStartingHeadWeight);
   }
   if (s.trainSamples.empty()) {
     throw LabelSetError(s.labels.manifestPath(),

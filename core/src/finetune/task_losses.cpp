@@ -1,5 +1,7 @@
 #include "task_losses.h"
 
+#include "seg_loss.h"
+
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -10,31 +12,9 @@ namespace {
 
 constexpr std::int64_t kIgnoreIndex = 255;
 
-at::Tensor segLoss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& classWeights) {
-  const std::int64_t classes = logits.size(1);
-  const at::Tensor known = labels != kIgnoreIndex;
-  const at::Tensor target = at::where(known, labels, at::zeros_like(labels));
-  const at::Tensor logProbabilities = at::log_softmax(logits, 1);
-  // Per pixel w[y] * CE, ignored pixels 0, then the plain mean over all pixels (not over the weights).
-  const at::Tensor nll = -logProbabilities.gather(1, target.unsqueeze(1)).squeeze(1);
-  const at::Tensor ce = (nll * classWeights.index_select(0, target.flatten()).view_as(nll) * known).mean();
-
-  // Dice over the foreground classes present in each sample's labels; samples without any are left out.
-  // The one-hot truth is scattered straight into the logits' layout and dtype (it is 0/1, so g^2 = g).
-  const at::Tensor knownMask = known.unsqueeze(1).to(logits.scalar_type());
-  const at::Tensor probabilities = logProbabilities.exp() * knownMask;
-  const at::Tensor truth = at::zeros_like(logits).scatter_(1, target.unsqueeze(1), knownMask);
-  const at::Tensor p = probabilities.narrow(1, 1, classes - 1).flatten(2);
-  const at::Tensor g = truth.narrow(1, 1, classes - 1).flatten(2);
-  const at::Tensor truthCount = g.sum(2);
-  const at::Tensor dice = (2 * (p * g).sum(2) + 1e-3) / (p.pow(2).sum(2) + truthCount + 1e-3);
-  const at::Tensor present = (truthCount > 0).to(dice.scalar_type());
-  const at::Tensor presentCount = present.sum(1);
-  const at::Tensor sampleHasForeground = presentCount > 0;
-  const at::Tensor perSample = 1 - (dice * present).sum(1) / presentCount.clamp_min(1);
-  const at::Tensor diceLoss =
-      (perSample * sampleHasForeground).sum() / sampleHasForeground.sum().clamp_min(1);
-  return ce + diceLoss;
+at::Tensor segLoss(const at::Tensor& logits, const SampleTargets& t, const at::Tensor& classWeights) {
+  const SegLossTargets targets{t.labels, t.teacherLabels, t.distillWeights, classWeights};
+  return fusedSegLossApplies(logits) ? fusedSegLoss(logits, targets) : compositeSegLoss(logits, targets);
 }
 
 // The official heatmap MSE plus a location term: per labelled keypoint, the cross-entropy between a
@@ -46,7 +26,9 @@ at::Tensor segLoss(const at::Tensor& logits, const at::Tensor& labels, const at:
 // labelled keypoint).
 at::Tensor poseLoss(const at::Tensor& heatmaps, const SampleTargets& t) {
   constexpr double kTemperature = 0.1;
-  const at::Tensor weights = t.weights.unsqueeze(-1).unsqueeze(-1);
+  // The unlabelled keypoints' targets are the starting head's heatmaps where it is kept (distillWeights).
+  const at::Tensor weights =
+      (t.distillWeights.defined() ? t.weights + t.distillWeights : t.weights).unsqueeze(-1).unsqueeze(-1);
   const at::Tensor mse = 10.0 * ((heatmaps - t.heatmaps).pow(2) * weights).mean();
   const at::Tensor target = t.heatmaps.flatten(2);
   const at::Tensor mass = target.sum(2);
@@ -71,6 +53,17 @@ at::Tensor gradientLoss(const at::Tensor& prediction, const at::Tensor& target, 
   return total;
 }
 
+// Where the starting head is kept: the L1 distance to its maps at the pixels without a target (t.dense
+// holds them there), divided by `unit` (per sample, broadcast), times the distillation weight.
+at::Tensor startingHeadL1(const at::Tensor& prediction, const SampleTargets& t, const at::Tensor& unit = {}) {
+  if (!t.distillWeights.defined()) return at::zeros({}, prediction.options());
+  const at::Tensor untargeted = t.valid.logical_not().unsqueeze(1);
+  const at::Tensor count = untargeted.sum().clamp_min(1) * prediction.size(1);
+  at::Tensor difference = (prediction - t.dense).abs();
+  if (unit.defined()) difference = difference / unit;
+  return (difference * untargeted * t.distillWeights.view({-1, 1, 1, 1})).sum() / count;
+}
+
 at::Tensor normalLoss(const at::Tensor& prediction, const SampleTargets& t) {
   const at::Tensor valid = t.valid.unsqueeze(1);
   const at::Tensor count = t.valid.sum().clamp_min(1);
@@ -78,7 +71,8 @@ at::Tensor normalLoss(const at::Tensor& prediction, const SampleTargets& t) {
   const at::Tensor cosine = (unit * t.dense).sum(1, true);
   const at::Tensor angular = ((1 - cosine) * valid).sum() / count;
   const at::Tensor l1 = ((prediction - t.dense).abs() * valid).sum() / count;
-  return 10.0 * angular + l1 + 10.0 * gradientLoss(prediction, t.dense, t.valid);
+  return 10.0 * angular + l1 + 10.0 * gradientLoss(prediction, t.dense, t.valid) +
+         startingHeadL1(prediction, t);
 }
 
 at::Tensor albedoLoss(const at::Tensor& prediction, const SampleTargets& t) {
@@ -89,7 +83,8 @@ at::Tensor albedoLoss(const at::Tensor& prediction, const SampleTargets& t) {
   const at::Tensor chromaPrediction = clamped / (clamped.sum(1, true) + 1e-6);
   const at::Tensor chromaTarget = t.dense / (t.dense.sum(1, true) + 1e-6);
   const at::Tensor chroma = ((chromaPrediction - chromaTarget).abs() * valid).sum() / count;
-  return 2.0 * l1 + 2.0 * 0.5 * gradientLoss(prediction, t.dense, t.valid) + chroma;
+  return 2.0 * l1 + 2.0 * 0.5 * gradientLoss(prediction, t.dense, t.valid) + chroma +
+         startingHeadL1(prediction, t);
 }
 
 at::Tensor pointmapLoss(const at::Tensor& prediction, const at::Tensor& scale, const SampleTargets& t) {
@@ -106,7 +101,7 @@ at::Tensor pointmapLoss(const at::Tensor& prediction, const at::Tensor& scale, c
   const at::Tensor meanD2 = d.pow(2).flatten(1).sum(1) / count;
   const at::Tensor silog = at::sqrt((meanD2 - 0.5 * meanD.pow(2)).clamp_min(1e-8));
   const at::Tensor scaleL1 = (scale.view({-1}) - t.scale.view({-1})).abs();
-  return 2.0 * l1.mean() + silog.mean() + 4.0 * scaleL1.mean();
+  return 2.0 * l1.mean() + silog.mean() + 4.0 * scaleL1.mean() + startingHeadL1(prediction, t, mu);
 }
 
 }  // namespace
@@ -115,7 +110,7 @@ at::Tensor taskLoss(Task task, const ModelOutputs& outputs, const SampleTargets&
                     const at::Tensor& classWeights) {
   switch (task) {
     case Task::Seg:
-      return segLoss(outputs.get("seg_logits"), targets.labels, classWeights);
+      return segLoss(outputs.get("seg_logits"), targets, classWeights);
     case Task::Pose:
       return poseLoss(outputs.get("pose_heatmaps"), targets);
     case Task::Normal:

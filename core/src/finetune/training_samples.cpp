@@ -313,11 +313,40 @@ SampleTargets stackTargets(const std::vector<const SampleTargets*>& targets) {
     return at::stack(parts);
   };
   SampleTargets stacked;
-  for (auto field :
-       {&SampleTargets::labels, &SampleTargets::heatmaps, &SampleTargets::weights, &SampleTargets::keypoints,
-        &SampleTargets::dense, &SampleTargets::valid, &SampleTargets::scale})
-    stacked.*field = stack(field);
+  for (auto field : kSampleTargetFields) stacked.*field = stack(field);
   return stacked;
+}
+
+void addStartingHeadTargets(Task task, const ModelOutputs& outputs, double weight, SampleTargets& t) {
+  const auto scalarWeight = [weight] { return at::full({1}, weight, at::kFloat); };
+  switch (task) {
+    case Task::Seg:
+      t.teacherLabels = outputs.get("seg_logits")[0].argmax(0).to(at::kByte).cpu();
+      t.distillWeights = scalarWeight();
+      return;
+    case Task::Pose: {
+      const at::Tensor teacher = outputs.get("pose_heatmaps")[0].to(at::kFloat).cpu();
+      const at::Tensor unlabelled = t.weights == 0;
+      t.heatmaps = at::where(unlabelled.view({-1, 1, 1}), teacher, t.heatmaps);
+      t.distillWeights = unlabelled.to(at::kFloat) * weight;
+      return;
+    }
+    case Task::Normal:
+    case Task::Albedo:
+    case Task::Pointmap: {
+      const at::Tensor teacher =
+          outputs.get(task == Task::Normal   ? "normal"
+                      : task == Task::Albedo ? "albedo"
+                                             : "pointmap")[0]
+              .to(at::kFloat)
+              .cpu();
+      t.dense = at::where(t.valid.unsqueeze(0), t.dense, teacher);
+      t.distillWeights = scalarWeight();
+      return;
+    }
+    case Task::Backbone:
+      return;
+  }
 }
 
 }  // namespace sapiens::detail

@@ -35,7 +35,23 @@ struct SampleTargets {
   at::Tensor dense;      ///< normal/albedo/pointmap (3, H, W) float, 0 where invalid
   at::Tensor valid;      ///< (H, W) bool
   at::Tensor scale;      ///< pointmap (1) float: canonical focal / focal
+  // What the starting head predicted where nothing was labelled (see addStartingHeadTargets); undefined
+  // when training does not keep it.
+  at::Tensor teacherLabels;   ///< seg (H, W) uint8: the starting head's labels
+  at::Tensor distillWeights;  ///< pose (K) float: weight of the starting head's heatmap where `weights` is
+                              ///< 0; seg, dense: (1) float, the weight of the starting head's labels / maps
 };
+
+/// Every tensor field of SampleTargets, for code that treats them alike (stacking, moving).
+inline constexpr at::Tensor SampleTargets::*kSampleTargetFields[] = {
+    &SampleTargets::labels,    &SampleTargets::heatmaps,      &SampleTargets::weights,
+    &SampleTargets::keypoints, &SampleTargets::dense,         &SampleTargets::valid,
+    &SampleTargets::scale,     &SampleTargets::teacherLabels, &SampleTargets::distillWeights};
+
+/// Makes the starting head's prediction `outputs` (one sample's, batch of 1) the target of whatever `t`
+/// leaves unlabelled, at `weight`: seg, the labels of the unlabelled pixels; pose, the heatmaps of the
+/// unlabelled keypoints; dense tasks, the maps at the pixels without a target.
+void addStartingHeadTargets(Task task, const ModelOutputs& outputs, double weight, SampleTargets& t);
 
 struct BuiltSample {
   SampleInfo info;

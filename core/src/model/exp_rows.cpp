@@ -68,7 +68,19 @@ SAPIENS_AVX2 float expShiftedRow(float* x, int64_t n) {
   return sum;
 }
 
+SAPIENS_AVX2 void expInPlaceAvx2(float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, exp8(_mm256_loadu_ps(x + i)));
+  for (; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
 }  // namespace
+
+void expInPlace(float* x, std::int64_t n) {
+  static const bool vectorised = cpu::hasAvx2Fma();
+  if (vectorised) return expInPlaceAvx2(x, n);
+  for (std::int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
 
 bool expShiftedRows(at::Tensor& block, at::Tensor& rowSums) {
   if (!cpu::hasAvx2Fma() || !block.is_cpu() || block.scalar_type() != at::kFloat || block.dim() != 2 ||

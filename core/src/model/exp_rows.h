@@ -12,4 +12,8 @@ namespace sapiens::detail {
 /// the tensor does not fit that description; the caller then uses at::softmax.
 bool expShiftedRows(at::Tensor& block, at::Tensor& rowSums);
 
+/// x[i] = exp(x[i]) for i < n: the same polynomial where the CPU has AVX2/FMA, else std::exp. Inputs
+/// below about -87 give 0 or a denormal-free tiny value, as for a softmax's shifted logits.
+void expInPlace(float* x, std::int64_t n);
+
 }  // namespace sapiens::detail

@@ -35,6 +35,13 @@ struct TrainingSettings {
   /// class or keypoint count differs from the checkpoint's.
   bool freshHead = false;
 
+  /// Keeps what the frames do not label: training from the checkpoint's head, whatever a frame leaves
+  /// unlabelled (seg: unpainted pixels; pose: keypoints not placed; dense tasks: pixels without a target)
+  /// takes the starting head's prediction as its target, at this weight relative to a label (seg: the
+  /// starting head's label in the cross-entropy; pose: its heatmap in the MSE; dense: an L1 term). 0: off;
+  /// not used with a fresh head, which has nothing to keep.
+  double keepStartingHeadWeight = 0;
+
   int evaluateEvery = 25;  ///< steps between validation passes reported through the progress callback
   int snapshotEvery = 0;   ///< steps between snapshots; 0: none
   std::string snapshotFolder;

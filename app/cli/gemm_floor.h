@@ -1,0 +1,41 @@
+#pragma once
+// The benchmarks' floor: the rate of one matrix product of the model's dominant shape on the same
+// device and dtype, sampled between the timed runs of the same process so that both see the same load
+// (their ratio is what the benchmarks report, not absolute times on a shared machine).
+
+#include "sapiens/model/flop_count.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <functional>
+#include <vector>
+
+namespace sapiens::cli {
+
+/// Waits for the device's queued work (a no-op on the CPU).
+void synchronizeDevice(const c10::Device& device);
+
+/// The median wall time of `repeats` runs of `fn`, the device synchronised around each.
+double medianSeconds(int repeats, const c10::Device& device, const std::function<void()>& fn);
+
+double median(std::vector<double> values);
+
+class GemmFloor {
+ public:
+  GemmFloor(GemmShape shape, const c10::Device& device, c10::ScalarType dtype);
+  /// Times the product (median of three) and keeps the sample.
+  void sample();
+  /// GFLOP/s at the median of the samples so far.
+  double gflops() const;
+  const GemmShape& shape() const { return shape_; }
+
+ private:
+  GemmShape shape_;
+  c10::Device device_;
+  at::Tensor a_, w_;
+  std::vector<double> seconds_;
+};
+
+}  // namespace sapiens::cli
