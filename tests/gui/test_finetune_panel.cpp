@@ -3,20 +3,24 @@
 // (the mask pixels, and the autosaved mask file); a checkpoint of the wrong task refused with a message;
 // training the tiny fixture model on the worker thread with the loss curve and the metric filling in,
 // pause (no new points), resume, stop, and the head saved; "start from prediction" and the eraser, fill
-// and polygon tools on a seg result.
+// and polygon tools on a seg result; how a run is going: the learning rate the range test chose, the
+// held-out frame's prediction before and after, and the over-fitting warning on a set that over-fits.
 
 #include "finetune_panel.h"
 #include "label_canvas.h"
 #include "loss_chart.h"
 #include "main_window.h"
+#include "prediction_preview.h"
 #include "surface_format.h"
 #include "tasks_panel.h"
 #include "test_support.h"
+#include "training_tab.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/finetune/finetuned_model_file.h"
 #include "sapiens/finetune/frame_labels.h"
+#include "sapiens/finetune/overfitting_monitor.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -26,6 +30,7 @@
 #include <QCheckBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -34,12 +39,15 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolBar>
 #include <QUndoStack>
 
+#include <atomic>
 #include <cmath>
+#include <string_view>
 
 using sapiens::studio::FineTunePanel;
 using sapiens::studio::MainWindow;
@@ -72,6 +80,10 @@ void clickAction(FineTunePanel* panel, const char* name) {
 
 int labelled(const cv::Mat& mask) {
   return cv::countNonZero(mask != sapiens::kIgnoreLabel);
+}
+
+QTabWidget* tabs(FineTunePanel& panel) {
+  return child<QTabWidget>(&panel, "fineTuneTabs");
 }
 
 bool sameMask(const cv::Mat& a, const cv::Mat& b) {
@@ -419,6 +431,106 @@ class TestFinetunePanel : public QObject {
     QCOMPARE(saved.people[0].keypoints[0].visibility, 2);
     QVERIFY(std::abs(saved.people[0].keypoints[0].x - 260) < 1.5);
     QCOMPARE(saved.people[0].keypoints[1].visibility, 0);
+  }
+
+  // How a run is going, on a set that over-fits for sure: the training frame labelled all class 1, the
+  // held-out frame (the same picture) all class 2, so every step on the one moves the other away. With the
+  // rate left to the range test, the Training tab names the chosen rate and the trials; the held-out
+  // frame's prediction is shown before the first step and after; the validation loss, evaluated every
+  // step, rises from the start and the over-fitting warning appears (logged once). A given rate is shown
+  // as given.
+  void trainingShowsTheRateTheBeforeAndAfterAndOverfitting() {
+    QTemporaryDir dir;
+    FineTunePanel panel;
+    panel.resize(900, 900);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const std::string sample = sapiens::test::resource("samples/astronaut.png");
+    panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
+    const QString setFolder = dir.filePath(QStringLiteral("overfit"));
+    QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+    QVERIFY2(panel.addCurrentPicture(false) && panel.addCurrentPicture(false), qPrintable(panel.message()));
+    sapiens::LabelSet labels = *panel.labelSet();
+    for (std::size_t i = 0; i < 2; ++i) {
+      sapiens::FrameLabels frame = sapiens::readFrameLabels(labels, i);
+      frame.mask.setTo(cv::Scalar(int(i) + 1));
+      sapiens::writeFrameLabels(labels, i, frame);
+    }
+    labels.frames[0].split = sapiens::FrameSplit::Train;
+    labels.frames[1].split = sapiens::FrameSplit::Validation;
+    sapiens::saveLabelSet(labels);
+    QVERIFY2(panel.openLabelSetFolder(setFolder), qPrintable(panel.message()));
+
+    std::atomic<int> overfittingLogged{0};
+    const int callback = sapiens::log::addCallback([&](sapiens::log::Level level, std::string_view message) {
+      if (level == sapiens::log::Level::Warn && message.find("Over-fitting") != std::string_view::npos)
+        ++overfittingLogged;
+    });
+    child<QLineEdit>(&panel, "fineTuneBaseModel")->setText(fixtureModel("seg"));
+    child<QLineEdit>(&panel, "fineTuneInputSize")->setText(QStringLiteral("128x96"));
+    child<QSpinBox>(&panel, "fineTuneSteps")->setValue(30);  // over-fitting after 3 steps above the best
+    child<QSpinBox>(&panel, "fineTuneBatch")->setValue(1);
+    child<QSpinBox>(&panel, "fineTuneEvaluateEvery")->setValue(1);
+    QCOMPARE(panel.trainingSettings().learningRate, 0.0);  // auto
+    panel.startTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(panel.trainingState(), State::Finished, kInferenceTimeoutMs);
+    sapiens::log::removeCallback(callback);
+
+    auto* tab = panel.trainingTab();
+    tabs(panel)->setCurrentWidget(tab);
+    const QString rate = child<QLabel>(&panel, "fineTuneLearningRateUsed")->text();
+    QCOMPARE(rate, tab->learningRateText());
+    QVERIFY2(
+        rate.startsWith(QStringLiteral("Learning rate ")) && rate.contains(QStringLiteral("chosen by a "
+                                                                                          "range test: "
+                                                                                          "3e-04: loss")),
+        qPrintable(rate));
+
+    // Before: right after preparing, at step 0; after: the last step's. Both of the held-out frame, at the
+    // network input's size, and training changed the prediction.
+    const QImage before = panel.previewBeforeImage(), after = panel.previewImage();
+    QCOMPARE(before.size(), QSize(96, 128));
+    QCOMPARE(after.size(), QSize(96, 128));
+    QVERIFY(before != after);
+    const sapiens::studio::PredictionPreview* preview = tab->preview();
+    QVERIFY2(preview->beforeCaption().contains(QStringLiteral("Before training (step 0)")) &&
+                 preview->beforeCaption().contains(QStringLiteral("held-out")),
+             qPrintable(preview->beforeCaption()));
+    QVERIFY2(preview->afterCaption().contains(QStringLiteral("After step 30")) &&
+                 preview->afterCaption().contains(QStringLiteral("held-out")),
+             qPrintable(preview->afterCaption()));
+    QVERIFY(child<QWidget>(&panel, "fineTunePreviewBefore")->isVisible());
+    QVERIFY(child<QWidget>(&panel, "fineTunePreview")->isVisible());
+
+    // The validation loss rose: its best is an early step (4 when measured), and the warning is on show, once in the log.
+    const QVector<QPointF> validation = panel.lossChart()->points(1);
+    QCOMPARE(validation.size(), 30);
+    QVERIFY2(validation.back().y() > validation.front().y(),
+             qPrintable(QStringLiteral("%1 -> %2").arg(validation.front().y()).arg(validation.back().y())));
+    const sapiens::OverfittingMonitor& monitor = tab->overfittingMonitor();
+    QVERIFY(monitor.overfitting());
+    QVERIFY2(*monitor.bestStep() <= 15, qPrintable(QString::number(*monitor.bestStep())));
+    auto* warning = child<QLabel>(&panel, "fineTuneOverfitting");
+    QVERIFY(warning->isVisible());
+    QVERIFY(!warning->styleSheet().isEmpty());
+    QCOMPARE(warning->text(), tab->overfittingWarning());
+    QVERIFY2(warning->text().startsWith(QStringLiteral("Over-fitting")) &&
+                 warning->text().contains(QStringLiteral("fewer steps")) &&
+                 warning->text().contains(QStringLiteral("more frames")) &&
+                 warning->text().contains(QStringLiteral("Snapshot every")),
+             qPrintable(warning->text()));
+    QCOMPARE(overfittingLogged.load(), 1);
+
+    // A given rate: shown as given from the start of the run, and once prepared.
+    child<QDoubleSpinBox>(&panel, "fineTuneLearningRate")->setValue(0.01);
+    child<QSpinBox>(&panel, "fineTuneSteps")->setValue(3);
+    panel.startTraining();
+    QCOMPARE(tab->learningRateText(), QStringLiteral("Learning rate 1e-02 (given)"));
+    QVERIFY(tab->overfittingWarning().isEmpty());  // a new run
+    QVERIFY(panel.previewBeforeImage().isNull() && panel.previewImage().isNull());
+    QTRY_COMPARE_WITH_TIMEOUT(panel.trainingState(), State::Finished, kInferenceTimeoutMs);
+    QCOMPARE(tab->learningRateText(), QStringLiteral("Learning rate 1e-02 (given)"));
+    QVERIFY(!panel.previewBeforeImage().isNull() && !panel.previewImage().isNull());
   }
 };
 
