@@ -502,7 +502,8 @@ class TestFinetunePanel : public QObject {
     QVERIFY(child<QWidget>(&panel, "fineTunePreviewBefore")->isVisible());
     QVERIFY(child<QWidget>(&panel, "fineTunePreview")->isVisible());
 
-    // The validation loss rose: its best is an early step (4 when measured), and the warning is on show, once in the log.
+    // The validation loss rose: its best is an early step (4 when measured); the warning is on show and
+    // was logged once.
     const QVector<QPointF> validation = panel.lossChart()->points(1);
     QCOMPARE(validation.size(), 30);
     QVERIFY2(validation.back().y() > validation.front().y(),
