@@ -36,7 +36,17 @@ at::Tensor poseLoss(const at::Tensor& heatmaps, const SampleTargets& t) {
   const at::Tensor crossEntropy =
       -(distribution * at::log_softmax(heatmaps.flatten(2) / kTemperature, 2)).sum(2);
   const at::Tensor used = t.weights * (mass > 0).to(t.weights.scalar_type());
-  return mse + (crossEntropy * used).sum() / used.sum().clamp_min(1);
+  at::Tensor loss = mse + (crossEntropy * used).sum() / used.sum().clamp_min(1);
+  if (t.distillWeights.defined()) {
+    // The unlabelled keypoints keep their place: the KL divergence of the softmax over each heatmap from
+    // the starting head's (zero, with a zero gradient, where they agree), at the same temperature.
+    const at::Tensor teacher = at::log_softmax(t.heatmaps.flatten(2) / kTemperature, 2);
+    const at::Tensor student = at::log_softmax(heatmaps.flatten(2) / kTemperature, 2);
+    const at::Tensor divergence = (teacher.exp() * (teacher - student)).sum(2);
+    const at::Tensor kept = (t.distillWeights > 0).to(t.distillWeights.scalar_type());
+    loss = loss + (divergence * t.distillWeights).sum() / kept.sum().clamp_min(1);
+  }
+  return loss;
 }
 
 // Mean of squared differences of horizontal and vertical neighbours over pairs of valid pixels.

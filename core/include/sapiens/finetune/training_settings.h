@@ -38,8 +38,9 @@ struct TrainingSettings {
   /// Keeps what the frames do not label: training from the checkpoint's head, whatever a frame leaves
   /// unlabelled (seg: unpainted pixels; pose: keypoints not placed; dense tasks: pixels without a target)
   /// takes the starting head's prediction as its target, at this weight relative to a label (seg: the
-  /// starting head's label in the cross-entropy; pose: its heatmap in the MSE; dense: an L1 term). 0: off;
-  /// not used with a fresh head, which has nothing to keep.
+  /// starting head's label in the cross-entropy; pose: its heatmap in the MSE and the KL divergence of
+  /// its softmax; dense: an L1 term). 0: off (the default until it keeps enough at no cost to what is
+  /// labelled; see the issue notes); not used with a fresh head, which has nothing to keep.
   double keepStartingHeadWeight = 0;
 
   int evaluateEvery = 25;  ///< steps between validation passes reported through the progress callback
