@@ -7,6 +7,16 @@
 
 namespace sapiens::test {
 
+namespace {
+// The suites compare with float32 references, so `--dtype auto` (the CPU's default) must not pick bf16
+// under them on a CPU with native bf16: SAPIENS_CPU_BF16=0 for every test process and the CLIs they start,
+// unless already set. The tests of auto itself set or remove it (runCli's extraEnvironment, qputenv).
+[[maybe_unused]] const bool kAutoIsFp32InTests = [] {
+  if (!qEnvironmentVariableIsSet("SAPIENS_CPU_BF16")) qputenv("SAPIENS_CPU_BF16", "0");
+  return true;
+}();
+}  // namespace
+
 std::string fixture(const std::string& relative) {
   return std::string(SAPIENS_TEST_FIXTURES) + "/" + relative;
 }

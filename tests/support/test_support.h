@@ -1,5 +1,7 @@
 #pragma once
 // Shared helpers for the Qt Test suites: fixture paths, temporary folders, running the CLI.
+// Linking them sets SAPIENS_CPU_BF16=0 (unless set): `--dtype auto` runs fp32 in the tests, whose
+// references are float32, also on CPUs with native bf16 (see test_cpu_bf16 and doctor's test for auto).
 
 #include <QJsonObject>
 #include <QString>

@@ -2,6 +2,7 @@
 
 #include "attention_tiled.h"
 #include "exp_rows.h"
+#include "layers.h"
 
 #include <ATen/ATen.h>
 #include <torch/version.h>
@@ -49,7 +50,9 @@ at::Tensor attentionByMatrixProducts(const at::Tensor& q, const at::Tensor& k, c
     for (int64_t h = 0; h < heads; ++h) {
       const at::Tensor qh = q[b][h];
       const at::Tensor keysT = k[b][h].t();
-      const at::Tensor valuesT = v[b][h].t();
+      // v^T p^T with v^T a view is a layout whose bf16 sums LibTorch's generic CPU GEMM rounds to bf16
+      // (10 % off over 3072 keys, layers.h); with v^T contiguous it sums in float32.
+      const at::Tensor valuesT = cpuGemmRoundsSums(v) ? v[b][h].t().contiguous() : v[b][h].t();
       const at::Tensor outH = outT[b][h];
       for (int64_t start = 0; start < queries; start += chunk) {
         const int64_t rows = std::min(chunk, queries - start);

@@ -87,8 +87,9 @@ at::Tensor tokenize(const ParameterAccess& p, const BackboneArch& arch, const at
 BackboneResult runBackbone(const ParameterAccess& p, const BackboneArch& arch, const at::Tensor& input,
                            RopePrecision ropePrecision, ModelOutputs* capture) {
   const int64_t batch = input.size(0);
-  at::Tensor embedded = at::conv2d(input, p("patch_embed.projection.weight"),
-                                   p("patch_embed.projection.bias"), {arch.patchSize, arch.patchSize});
+  at::Tensor embedded =
+      conv2dSummingInFloat(input, p("patch_embed.projection.weight"), p("patch_embed.projection.bias"),
+                           {arch.patchSize, arch.patchSize}, {0, 0});
   int64_t gridH = embedded.size(2);
   int64_t gridW = embedded.size(3);
   at::Tensor x = embedded.flatten(2).transpose(1, 2);

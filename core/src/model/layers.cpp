@@ -1,8 +1,25 @@
 #include "layers.h"
 
+#include "sapiens/common/cpu_features.h"
+
 #include <ATen/ATen.h>
 
 namespace sapiens::detail {
+
+bool cpuGemmRoundsSums(const at::Tensor& x) {
+  if (!x.is_cpu() || (x.scalar_type() != at::kBFloat16 && x.scalar_type() != at::kHalf)) return false;
+  // LibTorch's own test (mkldnn_bf16_device_check) asks for AVX-512 BW, VL and DQ; hasAvx512 includes them.
+  static const bool oneDnnBf16 = at::hasMKLDNN() && cpu::hasAvx512();
+  return !(oneDnnBf16 && at::globalContext().userEnabledMkldnn());
+}
+
+at::Tensor conv2dSummingInFloat(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                at::IntArrayRef stride, at::IntArrayRef padding) {
+  if (!cpuGemmRoundsSums(x)) return at::conv2d(x, weight, bias, stride, padding);
+  return at::conv2d(x.to(at::kFloat), weight.to(at::kFloat), bias.defined() ? bias.to(at::kFloat) : bias,
+                    stride, padding)
+      .to(x.scalar_type());
+}
 
 at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor upcast = x.to(at::kFloat);
@@ -27,7 +44,7 @@ at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::stri
 at::Tensor conv2d(const at::Tensor& x, const ParameterAccess& p, const std::string& name, int stride) {
   const at::Tensor& weight = p(name + ".weight");
   const int64_t padding = (weight.size(2) - 1) / 2;
-  return at::conv2d(x, weight, p.optional(name + ".bias"), {stride, stride}, {padding, padding});
+  return conv2dSummingInFloat(x, weight, p.optional(name + ".bias"), {stride, stride}, {padding, padding});
 }
 
 at::Tensor deconv2d(const at::Tensor& x, const at::Tensor& weight) {

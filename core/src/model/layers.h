@@ -17,6 +17,16 @@ at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps = k
 at::Tensor rmsNorm2d(const at::Tensor& x, const at::Tensor& weight, double eps = kRmsNormEps);
 /// InstanceNorm2d without affine parameters or running statistics.
 at::Tensor instanceNorm(const at::Tensor& x, double eps = kInstanceNormEps);
+/// Whether LibTorch would round the sums of `x`'s matrix products to its dtype: bf16 (or fp16) on the CPU
+/// where oneDNN does not take them (its bf16 kernels need AVX-512 BW/VL/DQ). LibTorch 1.13's generic CPU
+/// GEMM then accumulates in bf16 in three of its four operand layouts, the im2col convolutions included
+/// (max error 7 % at K = 576, 10 % at K = 3072, 25 % at K = 12288, measured on an AVX2 EPYC); only
+/// C = A B with A row-major and B column-major (at::linear's x W^T) sums in float32 (0.2-0.3 %, the
+/// operands' and result's rounding). Products of such tensors use that layout or float32.
+bool cpuGemmRoundsSums(const at::Tensor& x);
+/// at::conv2d; computed in float32 and rounded back to x's dtype where cpuGemmRoundsSums(x).
+at::Tensor conv2dSummingInFloat(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                at::IntArrayRef stride, at::IntArrayRef padding);
 /// y = x W^T + b for `<name>.weight` / `<name>.bias` (bias optional).
 at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::string& name);
 /// Conv2d with `<name>.weight` / `<name>.bias`, padding (k-1)/2.
