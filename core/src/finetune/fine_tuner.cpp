@@ -250,7 +250,7 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
   }
   if (s.labels.frames.empty()) throw LabelSetError(s.labels.manifestPath(), "the label set has no frames");
   s.classes = s.labels.classes.empty() ? defaultClasses(task) : s.labels.classes;
-  bool freshHead = false;
+  bool headReset = false;
   if (task == Task::Seg || task == Task::Pose) {
     s.classCount = static_cast<std::int64_t>(labelCount(s.labels));
     HeadArch head = s.model.architecture().head;
@@ -259,13 +259,13 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
                     s.classCount, head.outChannels);
       head.outChannels = static_cast<int>(s.classCount);
       s.model.resetHead(head, s.settings.seed);
-      freshHead = true;
+      headReset = true;
     }
   } else if (s.settings.freshHead) {
     s.model.resetHead(s.model.architecture().head, s.settings.seed);
-    freshHead = true;
+    headReset = true;
   }
-  s.keepsStartingHead = s.settings.keepStartingHeadWeight > 0 && !freshHead;
+  s.keepsStartingHead = s.settings.keepStartingHeadWeight > 0 && !headReset;
   if (task == Task::Seg) {
     std::vector<double> weights(static_cast<std::size_t>(s.classCount), 1.0);
     if (detail::isSeg29(s.labels.classes)) weights = detail::seg29ClassWeights();

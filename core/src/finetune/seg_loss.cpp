@@ -1,6 +1,7 @@
 #include "seg_loss.h"
 
 #include "model/exp_rows.h"
+#include "sapiens/finetune/frame_labels.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -14,7 +15,6 @@ namespace sapiens::detail {
 
 namespace {
 
-constexpr std::int64_t kIgnoreIndex = 255;
 constexpr double kDiceSmooth = 1e-3;
 constexpr std::int64_t kBlock = 512;  // pixels per block: C x kBlock floats of exponentials stay in L2
 
@@ -72,7 +72,7 @@ struct SampleView {
 
   PixelTarget at(std::int64_t i) const {
     const std::int64_t label = labels[i];
-    if (label != kIgnoreIndex) return {label, classWeights[label]};
+    if (label != kIgnoreLabel) return {label, classWeights[label]};
     if (!teacher) return {};
     return {teacher[i], classWeights[teacher[i]] * distillWeight};
   }
@@ -141,14 +141,14 @@ at::Tensor blockSums(const Prepared& p) {
       const float* pc = block.probability.data() + c * kBlock;
       float squares = 0;
       for (std::int64_t j = 0; j < block.count; ++j) {
-        const float known = labels[j] != kIgnoreIndex ? 1.0f : 0.0f;
+        const float known = labels[j] != kIgnoreLabel ? 1.0f : 0.0f;
         squares += known * pc[j] * pc[j];
       }
       s[1 + kSumsPerClass * c + 1] = squares;
     }
     for (std::int64_t j = 0; j < block.count; ++j) {
       const std::int64_t label = labels[j];
-      if (label == kIgnoreIndex || label == 0) continue;
+      if (label == kIgnoreLabel || label == 0) continue;
       s[1 + kSumsPerClass * label] += block.p(label, j);
       s[1 + kSumsPerClass * label + 2] += 1;
     }
@@ -219,14 +219,21 @@ at::Tensor gradient(const Prepared& p, const at::Tensor& coefficients, double up
   forEachBlock(p, [&](std::int64_t, std::int64_t b, const PixelBlock& block) {
     const SampleView view = p.sample(b);
     const std::int64_t* labels = view.labels + block.begin;
-    std::vector<float> beta(static_cast<std::size_t>(p.classes), 0.0f);
+    float beta[kIgnoreLabel] = {};
     for (std::int64_t c = 1; c < p.classes; ++c)
       beta[c] = static_cast<float>(coefficient[(b * p.classes + c) * 2 + 1]);
-    float known[kBlock], ceWeight[kBlock], r[kBlock];
+    // Per pixel: whether it is labelled, its cross-entropy target and weight, and alpha_label p_label.
+    float known[kBlock], ceWeight[kBlock], alphaP[kBlock], r[kBlock];
+    std::int64_t target[kBlock];
     for (std::int64_t j = 0; j < block.count; ++j) {
       const std::int64_t label = labels[j];
-      known[j] = label != kIgnoreIndex ? 1.0f : 0.0f;
-      ceWeight[j] = view.at(block.begin + j).weight * perPixel;
+      const PixelTarget t = view.at(block.begin + j);
+      known[j] = label != kIgnoreLabel ? 1.0f : 0.0f;
+      target[j] = t.target;
+      ceWeight[j] = t.weight * perPixel;
+      alphaP[j] = label != kIgnoreLabel && label != 0
+                      ? static_cast<float>(coefficient[(b * p.classes + label) * 2]) * block.p(label, j)
+                      : 0.0f;
       r[j] = 0;
     }
     // r = sum_c p_c q_c
@@ -234,13 +241,7 @@ at::Tensor gradient(const Prepared& p, const at::Tensor& coefficients, double up
       const float* pc = block.probability.data() + c * kBlock;
       for (std::int64_t j = 0; j < block.count; ++j) r[j] -= beta[c] * pc[j] * pc[j];
     }
-    for (std::int64_t j = 0; j < block.count; ++j) {
-      const std::int64_t label = labels[j];
-      float alphaP = 0;
-      if (label != kIgnoreIndex && label != 0)
-        alphaP = static_cast<float>(coefficient[(b * p.classes + label) * 2]) * block.p(label, j);
-      r[j] = known[j] * (r[j] + alphaP);
-    }
+    for (std::int64_t j = 0; j < block.count; ++j) r[j] = known[j] * (r[j] + alphaP[j]);
     for (std::int64_t c = 0; c < p.classes; ++c) {
       const float* pc = block.probability.data() + c * kBlock;
       float* g = out + (b * p.classes + c) * p.hw + block.begin;
@@ -250,14 +251,11 @@ at::Tensor gradient(const Prepared& p, const at::Tensor& coefficients, double up
         g[j] = ceWeight[j] * pc[j] + scale * pc[j] * (q - r[j]);
       }
     }
+    // The one-hot parts: -w / N at the cross-entropy target, alpha p at the label.
     for (std::int64_t j = 0; j < block.count; ++j) {
-      const PixelTarget t = view.at(block.begin + j);
-      if (t.weight != 0) out[(b * p.classes + t.target) * p.hw + block.begin + j] -= ceWeight[j];
-      const std::int64_t label = labels[j];
-      if (label != kIgnoreIndex && label != 0) {
-        const float alpha = static_cast<float>(coefficient[(b * p.classes + label) * 2]);
-        out[(b * p.classes + label) * p.hw + block.begin + j] += scale * alpha * block.p(label, j);
-      }
+      const std::int64_t pixel = block.begin + j;
+      out[(b * p.classes + target[j]) * p.hw + pixel] -= ceWeight[j];
+      if (alphaP[j] != 0) out[(b * p.classes + labels[j]) * p.hw + pixel] += scale * alphaP[j];
     }
   });
   return grad;
@@ -286,7 +284,7 @@ struct FusedSegLossFunction : torch::autograd::Function<FusedSegLossFunction> {
 
 bool fusedSegLossApplies(const at::Tensor& logits) {
   return logits.is_cpu() && logits.scalar_type() == at::kFloat && logits.dim() == 4 && logits.size(1) > 1 &&
-         logits.size(1) <= kIgnoreIndex;
+         logits.size(1) <= kIgnoreLabel;
 }
 
 at::Tensor fusedSegLoss(const at::Tensor& logits, const SegLossTargets& t) {
@@ -300,7 +298,7 @@ at::Tensor fusedSegLoss(const at::Tensor& logits, const SegLossTargets& t) {
 at::Tensor compositeSegLoss(const at::Tensor& logits, const SegLossTargets& t) {
   const at::Tensor& labels = t.labels;
   const std::int64_t classes = logits.size(1);
-  const at::Tensor known = labels != kIgnoreIndex;
+  const at::Tensor known = labels != kIgnoreLabel;
   const at::Tensor target = at::where(known, labels, at::zeros_like(labels));
   const at::Tensor logProbabilities = at::log_softmax(logits, 1);
   // Per pixel w[y] * CE, ignored pixels 0, then the plain mean over all pixels (not over the weights).

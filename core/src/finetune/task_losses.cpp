@@ -10,8 +10,6 @@ namespace sapiens::detail {
 
 namespace {
 
-constexpr std::int64_t kIgnoreIndex = 255;
-
 at::Tensor segLoss(const at::Tensor& logits, const SampleTargets& t, const at::Tensor& classWeights) {
   const SegLossTargets targets{t.labels, t.teacherLabels, t.distillWeights, classWeights};
   return fusedSegLossApplies(logits) ? fusedSegLoss(logits, targets) : compositeSegLoss(logits, targets);
@@ -140,7 +138,7 @@ void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t)
     case Task::Seg: {
       // Per-class counts of the labelled pixels: predicted, labelled, both.
       const at::Tensor labels = t.labels.cpu().to(at::kLong);
-      const at::Tensor known = labels != kIgnoreIndex;
+      const at::Tensor known = labels != kIgnoreLabel;
       const at::Tensor p = outputs.get("seg_logits").argmax(1).cpu().masked_select(known);
       const at::Tensor g = labels.masked_select(known);
       const auto counts = [this](const at::Tensor& indices) {

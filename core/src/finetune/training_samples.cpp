@@ -334,12 +334,8 @@ void addStartingHeadTargets(Task task, const ModelOutputs& outputs, double weigh
     case Task::Normal:
     case Task::Albedo:
     case Task::Pointmap: {
-      const at::Tensor teacher =
-          outputs.get(task == Task::Normal   ? "normal"
-                      : task == Task::Albedo ? "albedo"
-                                             : "pointmap")[0]
-              .to(at::kFloat)
-              .cpu();
+      // A dense head's output is named after its task.
+      const at::Tensor teacher = outputs.get(std::string(taskName(task)))[0].to(at::kFloat).cpu();
       t.dense = at::where(t.valid.unsqueeze(0), t.dense, teacher);
       t.distillWeights = scalarWeight();
       return;
