@@ -38,6 +38,7 @@ struct FinetuneArgs {
   bool noFlip = false;
   int colorVariants = 0;
   bool freshHead = false;
+  bool trainEverything = false;
   double keepWeight = TrainingSettings{}.keepStartingHeadWeight;
   int snapshotEvery = 0;
   std::string snapshotFolder;
@@ -96,6 +97,7 @@ int runFinetune(const FinetuneArgs& a) {
   settings.horizontalFlip = !a.noFlip;
   settings.colorVariants = a.colorVariants;
   settings.freshHead = a.freshHead;
+  settings.keepUntaught = !a.trainEverything;
   settings.keepStartingHeadWeight = a.keepWeight;
   settings.snapshotEvery = a.snapshotEvery;
   settings.snapshotFolder = a.snapshotFolder;
@@ -178,10 +180,14 @@ static CliCommand reg("finetune", [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--fresh-head", a->freshHead, "Start from a freshly initialised head");
+  sub->add_flag("--train-everything", a->trainEverything,
+                "Train every layer of the head on the labels alone. By default training keeps what the "
+                "frames do not teach: seg and pose train only the last layer's labelled classes or "
+                "keypoints, so the rest predicts as before, and whatever a frame leaves unlabelled takes "
+                "the starting head's prediction as its target");
   sub->add_option("--keep-weight", a->keepWeight,
-                  "Weight of the starting head's own prediction as the target where nothing is labelled "
-                  "(unpainted pixels, keypoints not placed), so that training keeps what it was not taught; "
-                  "0: off (unused with --fresh-head)")
+                  "Weight of the starting head's prediction as the target where a frame labels nothing "
+                  "(unpainted pixels, keypoints not placed), relative to a label; 0: none")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--snapshot-every", a->snapshotEvery, "Steps between snapshots (0: none)")

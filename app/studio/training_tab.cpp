@@ -154,11 +154,20 @@ QWidget* TrainingTab::createSettingsForm() {
       tr("Steps between versioned snapshots (head only) in the set's snapshots/ folder"));
   freshHead_ = new QCheckBox(tr("Fresh head"));
   freshHead_->setObjectName(QStringLiteral("fineTuneFreshHead"));
+  keepUntaught_ = new QCheckBox(tr("Keep what is not labelled"));
+  keepUntaught_->setObjectName(QStringLiteral("fineTuneKeepUntaught"));
+  keepUntaught_->setChecked(defaults.keepUntaught);
+  keepUntaught_->setToolTip(
+      tr("Keypoints nobody placed and parts nobody painted keep the starting head's predictions: they are "
+         "read from the starting head, kept beside a copy that learns what you labelled (the head doubles "
+         "in width). Off: the whole head learns from your labels alone, and may change what you did not "
+         "label. Not used with a fresh head."));
   flip_ = new QCheckBox(tr("Flip variants"));
   flip_->setObjectName(QStringLiteral("fineTuneFlip"));
   flip_->setChecked(defaults.horizontalFlip);
   auto* checks = new QHBoxLayout;
   checks->addWidget(freshHead_);
+  checks->addWidget(keepUntaught_);
   checks->addWidget(flip_);
   checks->addStretch(1);
   form->addRow(tr("Steps"), steps_);
@@ -214,6 +223,7 @@ TrainingSettings TrainingTab::settings() const {
   settings.evaluateEvery = evaluateEvery_->value();
   settings.snapshotEvery = snapshotEvery_->value();
   settings.freshHead = freshHead_->isChecked();
+  settings.keepUntaught = keepUntaught_->isChecked();
   settings.horizontalFlip = flip_->isChecked();
   return settings;
 }

@@ -113,6 +113,7 @@ class TrainingTab : public QWidget {
   QSpinBox* evaluateEvery_ = nullptr;
   QSpinBox* snapshotEvery_ = nullptr;
   QCheckBox* freshHead_ = nullptr;
+  QCheckBox* keepUntaught_ = nullptr;
   QCheckBox* flip_ = nullptr;
   QPushButton* train_ = nullptr;
   QPushButton* pause_ = nullptr;

@@ -1,6 +1,7 @@
 // sapiens-cli finetune through the real binary: a bare official seg layout (images/ + masks/) made from
 // the bundled sample, the seg fixture model, a small input size.
 
+#include "sapiens/export/keypoints_json.h"
 #include "sapiens/export/mask_png.h"
 #include "sapiens/finetune/finetuned_model_file.h"
 #include "sapiens/finetune/frame_labels.h"
@@ -19,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -107,6 +109,27 @@ double metricAfter(const QString& out, const QString& metric) {
   return out.mid(at + marker.size()).section("-> ", 1).section(",", 0, 0).toDouble();
 }
 
+// `sapiens-cli run` of one task with `model` on every picture of `frames`, as a user would after training;
+// returns the output folder. Pose runs on one person box over the whole frame.
+QString runTask(const QString& task, const QString& model, const QString& frames, const QString& inputSize,
+                const QString& output) {
+  QStringList arguments{"run", frames,         "--task",  task,           "--" + task + "-model",
+                        model, "--input-size", inputSize, "--no-overlay", "--output",
+                        output};
+  if (task == "pose")
+    arguments << "--bbox"
+              << "0,0,191,255";
+  const test::ProcessResult r = test::runCli(arguments);
+  if (r.exitCode != 0 || r.crashed) qWarning("%s", qPrintable(describe(r)));
+  return output;
+}
+
+double medianOf(std::vector<double> values) {
+  if (values.empty()) return std::nan("");
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 }  // namespace
 
 class TestCliFinetune : public QObject {
@@ -146,14 +169,51 @@ class TestCliFinetune : public QObject {
       cv::imwrite(labels + "/images/" + stem + ".png", frame.image);
       writeLabelPng(labels + "/masks/" + stem + ".png", frame.parts);
     }
-    const test::ProcessResult r = test::runCli(
-        {"finetune", "--labels", QString::fromStdString(labels), "--model", segModel(), "--task", "seg",
-         "--steps", "120", "--input-size", "256x192", "--output", dir.filePath("tuned.safetensors")});
+    const QString tuned = dir.filePath("tuned.safetensors");
+    const test::ProcessResult r =
+        test::runCli({"finetune", "--labels", QString::fromStdString(labels), "--model", segModel(), "--task",
+                      "seg", "--steps", "120", "--input-size", "256x192", "--output", tuned});
     QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(describe(r)));
     const double mIoU = metricAfter(r.out, "mIoU");
-    qInfo("seg with the defaults, 120 steps: training mIoU %.3f", mIoU);
-    QVERIFY2(mIoU >= 0.6, qPrintable(describe(r)));
     QVERIFY2(r.err.contains("chosen by a range test"), qPrintable(describe(r)));
+
+    // What nobody painted keeps the starting head's labels.
+    const QString images = QString::fromStdString(labels + "/images");
+    const QString before = runTask("seg", segModel(), images, "256x192", dir.filePath("before"));
+    const QString after = runTask("seg", tuned, images, "256x192", dir.filePath("after"));
+    double unpainted = 0, agreeing = 0;
+    double paintedBoth[2] = {0, 0}, paintedEither[2] = {0, 0};  // Apparel (1), Face_Neck (3)
+    index = 0;
+    for (const SampleFrame& frame : fewLabelledFrames()) {
+      const std::string name = "/frame" + std::to_string(index++) + ".seg.png";
+      const cv::Mat start = cv::imread(before.toStdString() + name, cv::IMREAD_UNCHANGED);
+      const cv::Mat trained = cv::imread(after.toStdString() + name, cv::IMREAD_UNCHANGED);
+      QVERIFY2(!start.empty() && !trained.empty() && start.size() == frame.parts.size() &&
+                   trained.size() == frame.parts.size(),
+               name.c_str());
+      const cv::Mat open = frame.parts == 255;
+      unpainted += cv::countNonZero(open);
+      agreeing += cv::countNonZero(open & (start == trained));
+      const cv::Mat painted = frame.parts != 255;
+      for (const int part : {0, 1}) {
+        const int label = part == 0 ? 1 : 3;
+        paintedBoth[part] += cv::countNonZero(painted & (frame.parts == label) & (trained == label));
+        paintedEither[part] += cv::countNonZero(painted & ((frame.parts == label) | (trained == label)));
+      }
+    }
+    const double agreement = agreeing / unpainted;
+    // The painted parts' mIoU over the painted pixels of all four frames (the held-out one too), as the
+    // user sees them in the trained head's output.
+    const double paintedIoU = (paintedBoth[0] / paintedEither[0] + paintedBoth[1] / paintedEither[1]) / 2;
+    qInfo(
+        "seg with the defaults, 120 steps: training mIoU %.3f, painted parts' mIoU %.3f; unpainted pixels "
+        "keeping the starting head's label %.4f of %.0f",
+        mIoU, paintedIoU, agreement, unpainted);
+    QVERIFY2(paintedIoU >= 0.6, qPrintable(describe(r)));
+    QVERIFY2(
+        agreement >= 0.9,
+        qPrintable(
+            QString("only %1 of the unpainted pixels kept their label\n%2").arg(agreement).arg(describe(r))));
   }
 
   void defaultsLearnAFewPlacedKeypoints() {
@@ -186,13 +246,43 @@ class TestCliFinetune : public QObject {
       addFrame(labels, "frame" + std::to_string(labels.frames.size()), labelled);
     }
     const QString model = QString::fromStdString(test::fixture("golden/pose/model.safetensors"));
-    const test::ProcessResult r = test::runCli(
-        {"finetune", "--labels", QString::fromStdString(labels.folder), "--model", model, "--task", "pose",
-         "--steps", "120", "--input-size", "512x384", "--output", dir.filePath("tuned.safetensors")});
+    const QString tuned = dir.filePath("tuned.safetensors");
+    const test::ProcessResult r =
+        test::runCli({"finetune", "--labels", QString::fromStdString(labels.folder), "--model", model,
+                      "--task", "pose", "--steps", "120", "--input-size", "512x384", "--output", tuned});
     QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(describe(r)));
     const double pck = metricAfter(r.out, "PCK@0.05");
-    qInfo("pose with the defaults, 120 steps: training PCK@0.05 %.3f", pck);
+
+    // The 299 keypoints nobody placed stay where the starting head put them, with the same scores.
+    const QString frames = dir.filePath("frames");
+    fs::create_directories(frames.toStdString());
+    int index = 0;
+    for (const SampleFrame& frame : fewLabelledFrames())
+      cv::imwrite(frames.toStdString() + "/frame" + std::to_string(index++) + ".png", frame.image);
+    const QString before = runTask("pose", model, frames, "512x384", dir.filePath("before"));
+    const QString after = runTask("pose", tuned, frames, "512x384", dir.filePath("after"));
+    std::vector<double> displacements, scoreChanges;
+    for (int f = 0; f < index; ++f) {
+      const std::string name = "/frame" + std::to_string(f) + ".pose.json";
+      const KeypointPredictions start = readKeypointsJson(before.toStdString() + name);
+      const KeypointPredictions trained = readKeypointsJson(after.toStdString() + name);
+      QCOMPARE(start.frames.at(0).instances.size(), std::size_t(1));
+      QCOMPARE(trained.frames.at(0).instances.size(), std::size_t(1));
+      const PoseInstance& a = start.frames[0].instances[0];
+      const PoseInstance& b = trained.frames[0].instances[0];
+      for (std::size_t k = 9; k < 308; ++k) {
+        displacements.push_back(
+            std::hypot(a.keypoints[k][0] - b.keypoints[k][0], a.keypoints[k][1] - b.keypoints[k][1]));
+        scoreChanges.push_back(std::abs(double(a.scores[k]) - double(b.scores[k])));
+      }
+    }
+    const double displacement = medianOf(displacements), scoreChange = medianOf(scoreChanges);
+    qInfo(
+        "pose with the defaults, 120 steps: training PCK@0.05 %.3f; over the unplaced keypoints median "
+        "displacement %.2f px, median score change %.4f",
+        pck, displacement, scoreChange);
     QVERIFY2(pck >= 0.6, qPrintable(describe(r)));
+    QVERIFY2(displacement <= 2.0 && scoreChange <= 0.05, qPrintable(describe(r)));
   }
 
   void killedWhileTrainingLeavesLoadableSnapshots() {

@@ -62,6 +62,7 @@ class TestTrainingTab : public QObject {
     QCOMPARE(tab.settings().steps, defaults.steps);
     QCOMPARE(tab.settings().learningRate, 0.0);  // auto
     QCOMPARE(child<QDoubleSpinBox>(&tab, "fineTuneLearningRate")->text(), QStringLiteral("auto"));
+    QVERIFY(tab.settings().keepUntaught);  // on unless the user turns it off
     child<QSpinBox>(&tab, "fineTuneSteps")->setValue(42);
     child<QSpinBox>(&tab, "fineTuneBatch")->setValue(3);
     child<QDoubleSpinBox>(&tab, "fineTuneLearningRate")->setValue(0.002);
@@ -70,6 +71,7 @@ class TestTrainingTab : public QObject {
     child<QSpinBox>(&tab, "fineTuneSnapshotEvery")->setValue(20);
     child<QCheckBox>(&tab, "fineTuneFreshHead")->setChecked(true);
     child<QCheckBox>(&tab, "fineTuneFlip")->setChecked(false);
+    child<QCheckBox>(&tab, "fineTuneKeepUntaught")->setChecked(false);
     const sapiens::TrainingSettings settings = tab.settings();
     QCOMPARE(settings.steps, 42);
     QCOMPARE(settings.batchSize, 3);
@@ -81,6 +83,7 @@ class TestTrainingTab : public QObject {
     QVERIFY(settings.snapshotFolder.empty());  // the panel's to fill in
     QVERIFY(settings.freshHead);
     QVERIFY(!settings.horizontalFlip);
+    QVERIFY(!settings.keepUntaught);
     for (const char* bad : {"128x90", "128", "8x16", "axb"}) {
       child<QLineEdit>(&tab, "fineTuneInputSize")->setText(QString::fromLatin1(bad));
       QVERIFY2(!tab.inputSize(), bad);

@@ -31,7 +31,9 @@ Case makeCase(std::int64_t batch, std::int64_t classes, std::int64_t height, std
   c.targets.labels = labels;
   c.targets.classWeights = at::rand({classes}) * 5 + 0.1;
   if (keep) {
+    // A tenth of them without one (near the paint, where the starting head's labels are left out).
     c.targets.teacherLabels = at::randint(0, classes, {batch, height, width}, at::kByte);
+    c.targets.teacherLabels.masked_fill_(at::rand({batch, height, width}) < 0.1, 255);
     c.targets.distillWeights = at::rand({batch, 1}) + 0.25;
   }
   return c;

@@ -8,6 +8,7 @@
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/model_error.h"
 #include "task_losses.h"
+#include "taught_branch.h"
 #include "training_samples.h"
 
 #include <ATen/ATen.h>
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -36,6 +38,8 @@ namespace {
 constexpr double kRateCandidates[] = {3e-4, 1e-3, 3e-3, 1e-2, 3e-2};
 constexpr int kRateTrialSteps = 8;
 constexpr std::size_t kRateProbeSamples = 16;
+// Seg masks leaving fewer of the training pixels than this unpainted label everything (see taughtOutputs).
+constexpr double kCompleteMaskShare = 0.01;
 // Should every candidate give a non-finite loss.
 constexpr double kFallbackRate = 1e-3;
 
@@ -49,7 +53,7 @@ struct FineTuner::State {
   std::string baseCheckpoint;
   std::string backboneFingerprint;
   std::vector<LabelClass> classes;
-  bool keepsStartingHead = false;  // the head came from the checkpoint and keepStartingHeadWeight > 0
+  bool keepsStartingHead = false;  // keepUntaught, and the head came from the checkpoint
   std::int64_t classCount = 0;
   at::Tensor classWeights;
   detail::FlipTables flip;
@@ -64,6 +68,13 @@ struct FineTuner::State {
 
   std::vector<at::Tensor> headTensors;  // the trained parameters, in place in the model
   std::vector<bool> headDecay;          // whether each gets weight decay
+  // Keeping what is not taught: the widened head's trainable entries per key (see taught_branch.h);
+  // empty: every entry trains.
+  std::map<std::string, at::Tensor> trainableEntries;
+  // Per head tensor, 1 where it trains (undefined: everywhere) and its starting values, which the held
+  // entries are put back to after each step (weight decay would move them).
+  std::vector<at::Tensor> trainMasks;
+  std::vector<at::Tensor> heldValues;
   std::unique_ptr<detail::AdamW> optimizer;
   std::vector<LearningRateTrial> rateTrials;
   std::atomic<int> step{0};  // read by other threads (progress displays)
@@ -129,9 +140,80 @@ struct FineTuner::State {
     const at::Tensor loss = detail::taskLoss(model.task(), outputs, t, classWeights);
     adam.zeroGrad();
     loss.backward();
+    for (std::size_t i = 0; i < trainMasks.size(); ++i) {
+      if (trainMasks[i].defined() && headTensors[i].grad().defined())
+        headTensors[i].mutable_grad().mul_(trainMasks[i]);
+    }
     adam.clipGradientNorm(settings.gradientClip);
     adam.step(learningRate);
+    at::NoGradGuard noGrad;
+    for (std::size_t i = 0; i < trainMasks.size(); ++i) {
+      if (trainMasks[i].defined())
+        headTensors[i].copy_(at::where(trainMasks[i] > 0, headTensors[i], heldValues[i]));
+    }
     return loss.item<double>();
+  }
+
+  // Which outputs (classes, keypoints) some training sample labels; undefined when the frames label
+  // everything: seg masks that leave (almost) no pixel unpainted say what every pixel is not, too, so the
+  // whole head learns from them.
+  at::Tensor taughtOutputs() const {
+    at::Tensor taught = at::zeros({classCount}, at::kBool);
+    double pixels = 0, unpainted = 0;
+    for (std::size_t index : trainSamples) {
+      const detail::SampleTargets& t = targets[index];
+      if (model.task() == Task::Pose) {
+        taught.logical_or_(t.weights > 0);
+      } else {
+        const at::Tensor labels = t.labels.to(at::kLong);
+        const at::Tensor painted = labels != kIgnoreLabel;
+        taught.logical_or_(at::bincount(labels.masked_select(painted), {}, classCount) > 0);
+        pixels += static_cast<double>(labels.numel());
+        unpainted += static_cast<double>(labels.numel()) - painted.sum().item<double>();
+      }
+    }
+    if (model.task() == Task::Seg && unpainted < kCompleteMaskShare * pixels) return {};
+    return taught;
+  }
+
+  // The head tensors that train and where. Keeping what is not taught (seg, pose) with some output that
+  // no training frame labels, the head is first widened to the starting head beside a copy that feeds the
+  // labelled outputs alone (taught_branch.h), and only the copy trains.
+  void chooseTrainedTensors() {
+    const bool separable = model.task() == Task::Seg || model.task() == Task::Pose;
+    if (keepsStartingHead && separable && !trainSamples.empty() && trainableEntries.empty()) {
+      const at::Tensor taught = taughtOutputs();
+      const std::int64_t count = taught.defined() ? taught.sum().item<std::int64_t>() : classCount;
+      const char* outputs = model.task() == Task::Pose ? "keypoints" : "classes";
+      if (!taught.defined()) {
+        logger().info("The masks label (almost) every pixel: the whole head trains");
+      } else if (count < classCount) {
+        std::map<std::string, at::Tensor> tensors;
+        for (auto& [name, tensor] : model.headParameters()) tensors[name] = tensor.detach();
+        detail::TaughtBranchHead widened =
+            detail::widenForTaughtOutputs(model.task(), model.architecture().head, tensors, taught);
+        model.setHead(widened.head, widened.tensors, baseCheckpoint);
+        trainableEntries = std::move(widened.trainable);
+        logger().info(
+            "Keeping what the frames do not teach: the {} {} nobody labelled keep the starting head; the {} "
+            "labelled train in a copy of it beside the original (the head doubles in width)",
+            classCount - count, outputs, count);
+      } else {
+        logger().info("Every one of the head's {} {} is labelled somewhere: the whole head trains",
+                      classCount, outputs);
+      }
+    }
+    headTensors.clear(), headDecay.clear(), trainMasks.clear(), heldValues.clear();
+    for (auto& [name, tensor] : model.headParameters()) {
+      tensor.requires_grad_(true);
+      headTensors.push_back(tensor);
+      const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+      headDecay.push_back(tensor.dim() > 1 && !bias);
+      const auto mask = trainableEntries.find(name);
+      trainMasks.push_back(mask == trainableEntries.end() ? at::Tensor() : mask->second.to(tensor.device()));
+      heldValues.push_back(trainMasks.back().defined() ? tensor.detach().clone() : at::Tensor());
+    }
+    optimizer = freshOptimizer();
   }
 
   // The learning-rate range test: from the same starting head, a few steps at each candidate rate on the
@@ -218,6 +300,7 @@ nlohmann::json settingsJson(const TrainingSettings& s) {
           {"horizontal_flip", s.horizontalFlip},
           {"color_variants", s.colorVariants},
           {"fresh_head", s.freshHead},
+          {"keep_untaught", s.keepUntaught},
           {"keep_starting_head_weight", s.keepStartingHeadWeight},
           {"seed", s.seed}};
 }
@@ -265,7 +348,7 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
     s.model.resetHead(s.model.architecture().head, s.settings.seed);
     headReset = true;
   }
-  s.keepsStartingHead = s.settings.keepStartingHeadWeight > 0 && !headReset;
+  s.keepsStartingHead = s.settings.keepUntaught && !headReset;
   if (task == Task::Seg) {
     std::vector<double> weights(static_cast<std::size_t>(s.classCount), 1.0);
     if (detail::isSeg29(s.labels.classes)) weights = detail::seg29ClassWeights();
@@ -277,13 +360,7 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
   s.flip = detail::flipTablesFor(task, s.labels.classes,
                                  static_cast<std::size_t>(std::max<std::int64_t>(s.classCount, 0)));
 
-  for (auto& [name, tensor] : s.model.headParameters()) {
-    tensor.requires_grad_(true);
-    s.headTensors.push_back(tensor);
-    const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    s.headDecay.push_back(tensor.dim() > 1 && !bias);
-  }
-  s.optimizer = s.freshOptimizer();
+  s.chooseTrainedTensors();  // every head tensor until prepare() knows what the frames label
 }
 
 FineTuner::~FineTuner() = default;
@@ -347,6 +424,7 @@ bool FineTuner::prepare(const TrainingControl& control, const PreparationCallbac
     logger().info("Keeping the starting head's predictions where nothing is labelled (weight {})",
                   s.settings.keepStartingHeadWeight);
   }
+  s.chooseTrainedTensors();
   if (s.trainSamples.empty()) {
     throw LabelSetError(s.labels.manifestPath(),
                         "no training samples: every frame is in the validation split or has "

@@ -73,7 +73,7 @@ struct SampleView {
   PixelTarget at(std::int64_t i) const {
     const std::int64_t label = labels[i];
     if (label != kIgnoreLabel) return {label, classWeights[label]};
-    if (!teacher) return {};
+    if (!teacher || teacher[i] == kIgnoreLabel) return {};
     return {teacher[i], classWeights[teacher[i]] * distillWeight};
   }
 };
@@ -306,10 +306,12 @@ at::Tensor compositeSegLoss(const at::Tensor& logits, const SegLossTargets& t) {
   // by the distillation weight on top of its class weight.
   at::Tensor pixelTarget = target, pixelWeight = known.to(logits.scalar_type());
   if (t.teacherLabels.defined()) {
-    pixelTarget = at::where(known, labels, t.teacherLabels.to(labels.scalar_type()));
-    pixelWeight =
-        at::where(known, pixelWeight,
-                  t.distillWeights.view({-1, 1, 1}).to(logits.scalar_type()).expand_as(pixelWeight));
+    const at::Tensor teacher = t.teacherLabels.to(labels.scalar_type());
+    const at::Tensor taught = teacher != kIgnoreLabel;
+    pixelTarget = at::where(known, labels, at::where(taught, teacher, at::zeros_like(teacher)));
+    const at::Tensor distill =
+        t.distillWeights.view({-1, 1, 1}).to(logits.scalar_type()).expand_as(pixelWeight) * taught;
+    pixelWeight = at::where(known, pixelWeight, distill);
   }
   const at::Tensor nll = -logProbabilities.gather(1, pixelTarget.unsqueeze(1)).squeeze(1);
   const at::Tensor ce =

@@ -23,6 +23,9 @@ namespace sapiens::detail {
 namespace {
 
 constexpr double kCanonicalFocal = 768.0;  // PointmapEstimator.canonical_focal_length
+// Where the starting seg head is kept, its labels are left out this far around painted pixels (a share
+// of the longer side of the input: 1 px at 256, 5 px at 1024).
+constexpr double kTeacherBand = 0.005;
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -320,10 +323,19 @@ SampleTargets stackTargets(const std::vector<const SampleTargets*>& targets) {
 void addStartingHeadTargets(Task task, const ModelOutputs& outputs, double weight, SampleTargets& t) {
   const auto scalarWeight = [weight] { return at::full({1}, weight, at::kFloat); };
   switch (task) {
-    case Task::Seg:
-      t.teacherLabels = outputs.get("seg_logits")[0].argmax(0).to(at::kByte).cpu();
+    case Task::Seg: {
+      // Not within a band around what was painted: where a painted part ends is the user's call (and a
+      // nearest-neighbour resize's), and the starting head's labels there would fight the paint.
+      const at::Tensor painted = (t.labels != kIgnoreLabel).to(at::kFloat).unsqueeze(0).unsqueeze(0);
+      const std::int64_t band =
+          std::max<std::int64_t>(1, std::lround(kTeacherBand * std::max(t.labels.size(0), t.labels.size(1))));
+      const at::Tensor nearPaint =
+          at::max_pool2d(painted, {2 * band + 1, 2 * band + 1}, {1, 1}, {band, band})[0][0] > 0;
+      const at::Tensor teacher = outputs.get("seg_logits")[0].argmax(0).to(at::kByte).cpu();
+      t.teacherLabels = at::where(nearPaint, at::full_like(teacher, kIgnoreLabel), teacher);
       t.distillWeights = scalarWeight();
       return;
+    }
     case Task::Pose: {
       const at::Tensor teacher = outputs.get("pose_heatmaps")[0].to(at::kFloat).cpu();
       const at::Tensor unlabelled = t.weights == 0;

@@ -35,13 +35,17 @@ struct TrainingSettings {
   /// class or keypoint count differs from the checkpoint's.
   bool freshHead = false;
 
-  /// Keeps what the frames do not label: training from the checkpoint's head, whatever a frame leaves
-  /// unlabelled (seg: unpainted pixels; pose: keypoints not placed; dense tasks: pixels without a target)
-  /// takes the starting head's prediction as its target, at this weight relative to a label (seg: the
-  /// starting head's label in the cross-entropy; pose: its heatmap in the MSE and the KL divergence of
-  /// its softmax; dense: an L1 term). 0: off (the default until it keeps enough at no cost to what is
-  /// labelled; see the issue notes); not used with a fresh head, which has nothing to keep.
-  double keepStartingHeadWeight = 0;
+  /// Keeps what the frames do not teach when the checkpoint's own head trains (a fresh head has nothing
+  /// to keep). Seg and pose: only the head's last layer trains, and in it only the classes / keypoints
+  /// that some training frame labels; the layers before it and the outputs nobody labelled keep their
+  /// weights, so those outputs predict exactly as before. Where a frame leaves a taught output unlabelled
+  /// (unpainted pixels, a keypoint placed on other frames only) the starting head's prediction is its
+  /// target, at keepStartingHeadWeight relative to a label (seg: its label in the cross-entropy; pose:
+  /// its heatmap in the MSE and the KL divergence of its softmax). When every output is labelled, every
+  /// layer trains. Dense tasks: every layer trains, with an L1 term towards the starting head's maps at
+  /// the pixels without a target. Off: every layer trains on the labels alone.
+  bool keepUntaught = true;
+  double keepStartingHeadWeight = 1.0;
 
   int evaluateEvery = 25;  ///< steps between validation passes reported through the progress callback
   int snapshotEvery = 0;   ///< steps between snapshots; 0: none

@@ -1,0 +1,101 @@
+#include "taught_branch.h"
+
+#include "sapiens/model/parameter_layout.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace sapiens::detail {
+
+namespace {
+
+struct Widened {
+  at::Tensor value, trainable;
+};
+
+// A layer's weight with its output axis doubled (the copy beside the original) and, unless it reads the
+// backbone, its input axis too, the copy reading only the copy: [[W, 0], [0, W]].
+Widened widenWeight(const at::Tensor& weight, std::int64_t inAxis, std::int64_t outAxis, bool widenInput) {
+  const std::int64_t in = weight.size(inAxis), out = weight.size(outAxis);
+  std::vector<std::int64_t> shape = weight.sizes().vec();
+  shape[static_cast<std::size_t>(outAxis)] *= 2;
+  if (widenInput) shape[static_cast<std::size_t>(inAxis)] *= 2;
+  Widened w{at::zeros(shape, weight.options()), at::zeros(shape, weight.options())};
+  w.value.narrow(outAxis, 0, out).narrow(inAxis, 0, in).copy_(weight);
+  const std::int64_t inStart = widenInput ? in : 0;
+  w.value.narrow(outAxis, out, out).narrow(inAxis, inStart, in).copy_(weight);
+  w.trainable.narrow(outAxis, out, out).narrow(inAxis, inStart, in).fill_(1);
+  return w;
+}
+
+Widened widenBias(const at::Tensor& bias) {
+  const std::int64_t out = bias.size(0);
+  Widened w{at::cat({bias, bias}), at::zeros({2 * out}, bias.options())};
+  w.trainable.narrow(0, out, out).fill_(1);
+  return w;
+}
+
+const at::Tensor& tensorAt(const std::map<std::string, at::Tensor>& tensors, const std::string& key) {
+  const auto found = tensors.find(key);
+  if (found == tensors.end()) throw std::invalid_argument("the head has no tensor " + key);
+  return found->second;
+}
+
+}  // namespace
+
+TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
+                                       const std::map<std::string, at::Tensor>& tensors,
+                                       const at::Tensor& taught) {
+  if (task != Task::Pose && task != Task::Seg)
+    throw std::invalid_argument("only pose and seg heads have outputs of their own to keep");
+  const std::string prefix = kHeadPrefix;
+  TaughtBranchHead result;
+  result.head = head;
+  const auto put = [&](const std::string& key, Widened w) {
+    result.tensors[key] = std::move(w.value);
+    result.trainable[key] = std::move(w.trainable);
+  };
+  bool readsBackbone = true;
+  for (std::size_t t = 0; t < head.deconvChannels.size(); ++t) {
+    const std::string key = fmt::format("{}deconv_layers.{}.weight", prefix, 3 * t);
+    put(key, widenWeight(tensorAt(tensors, key), 0, 1, !readsBackbone));  // transposed: (in, out, k, k)
+    result.head.deconvChannels[t] *= 2;
+    readsBackbone = false;
+  }
+  for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
+    const std::string layer = fmt::format("{}conv_layers.{}", prefix, 3 * t);
+    put(layer + ".weight", widenWeight(tensorAt(tensors, layer + ".weight"), 1, 0, !readsBackbone));
+    if (tensors.count(layer + ".bias")) put(layer + ".bias", widenBias(tensors.at(layer + ".bias")));
+    result.head.convChannels[t] *= 2;
+    readsBackbone = false;
+  }
+  if (readsBackbone) throw std::invalid_argument("the head has no layer before its last one to copy");
+
+  // The last layer: an output nobody labelled reads the starting branch with its own weights, a taught
+  // one reads the copy, starting from its own weights too.
+  const std::string last = prefix + (task == Task::Pose ? "conv_pose" : "conv_seg");
+  const at::Tensor& weight = tensorAt(tensors, last + ".weight");
+  const std::int64_t outputs = weight.size(0), in = weight.size(1);
+  if (taught.numel() != outputs)
+    throw std::invalid_argument(
+        fmt::format("{} outputs taught or not for a head of {}", taught.numel(), outputs));
+  const at::Tensor rows = taught.to(at::kBool).to(weight.device()).view({-1, 1, 1, 1});
+  std::vector<std::int64_t> shape = weight.sizes().vec();
+  shape[1] *= 2;
+  Widened w{at::zeros(shape, weight.options()), at::zeros(shape, weight.options())};
+  w.value.narrow(1, 0, in).copy_(at::where(rows, at::zeros_like(weight), weight));
+  w.value.narrow(1, in, in).copy_(at::where(rows, weight, at::zeros_like(weight)));
+  w.trainable.narrow(1, in, in).copy_(rows.expand_as(weight));
+  put(last + ".weight", std::move(w));
+  const at::Tensor& bias = tensorAt(tensors, last + ".bias");
+  put(last + ".bias", {bias.clone(), taught.to(bias.options())});
+
+  for (const auto& [key, tensor] : tensors) {
+    if (!result.tensors.count(key)) throw std::invalid_argument("cannot widen the head's tensor " + key);
+  }
+  return result;
+}
+
+}  // namespace sapiens::detail
