@@ -181,10 +181,10 @@ static CliCommand reg("finetune", [](CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--fresh-head", a->freshHead, "Start from a freshly initialised head");
   sub->add_flag("--train-everything", a->trainEverything,
-                "Train every layer of the head on the labels alone. By default training keeps what the "
-                "frames do not teach: seg and pose train only the last layer's labelled classes or "
-                "keypoints, so the rest predicts as before, and whatever a frame leaves unlabelled takes "
-                "the starting head's prediction as its target");
+                "Train the whole head on the labels alone. By default training keeps what the frames do "
+                "not teach: when some seg class or keypoint is labelled on no frame, the starting head "
+                "keeps feeding it, beside a trained copy for what is labelled (the head doubles in width), "
+                "and whatever a frame leaves unlabelled takes the starting head's prediction as its target");
   sub->add_option("--keep-weight", a->keepWeight,
                   "Weight of the starting head's prediction as the target where a frame labels nothing "
                   "(unpainted pixels, keypoints not placed), relative to a label; 0: none")

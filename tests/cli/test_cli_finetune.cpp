@@ -182,7 +182,8 @@ class TestCliFinetune : public QObject {
     const QString before = runTask("seg", segModel(), images, "256x192", dir.filePath("before"));
     const QString after = runTask("seg", tuned, images, "256x192", dir.filePath("after"));
     double unpainted = 0, agreeing = 0;
-    double paintedBoth[2] = {0, 0}, paintedEither[2] = {0, 0};  // Apparel (1), Face_Neck (3)
+    const int paintedParts[2] = {1, 3};  // Apparel, Face_Neck
+    double paintedBoth[2] = {0, 0}, paintedEither[2] = {0, 0};
     index = 0;
     for (const SampleFrame& frame : fewLabelledFrames()) {
       const std::string name = "/frame" + std::to_string(index++) + ".seg.png";
@@ -196,7 +197,7 @@ class TestCliFinetune : public QObject {
       agreeing += cv::countNonZero(open & (start == trained));
       const cv::Mat painted = frame.parts != 255;
       for (const int part : {0, 1}) {
-        const int label = part == 0 ? 1 : 3;
+        const int label = paintedParts[part];
         paintedBoth[part] += cv::countNonZero(painted & (frame.parts == label) & (trained == label));
         paintedEither[part] += cv::countNonZero(painted & ((frame.parts == label) | (trained == label)));
       }

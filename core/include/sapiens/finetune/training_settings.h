@@ -36,14 +36,16 @@ struct TrainingSettings {
   bool freshHead = false;
 
   /// Keeps what the frames do not teach when the checkpoint's own head trains (a fresh head has nothing
-  /// to keep). Seg and pose: only the head's last layer trains, and in it only the classes / keypoints
-  /// that some training frame labels; the layers before it and the outputs nobody labelled keep their
-  /// weights, so those outputs predict exactly as before. Where a frame leaves a taught output unlabelled
-  /// (unpainted pixels, a keypoint placed on other frames only) the starting head's prediction is its
-  /// target, at keepStartingHeadWeight relative to a label (seg: its label in the cross-entropy; pose:
-  /// its heatmap in the MSE and the KL divergence of its softmax). When every output is labelled, every
-  /// layer trains. Dense tasks: every layer trains, with an L1 term towards the starting head's maps at
-  /// the pixels without a target. Off: every layer trains on the labels alone.
+  /// to keep). Seg and pose, when some class / keypoint is labelled on no training frame: the head is
+  /// widened to the starting head, untouched, feeding those outputs, beside a copy of it that feeds the
+  /// labelled ones and alone trains (finetune/taught_branch.h), so the outputs nobody labelled predict
+  /// as before. Where a frame leaves a taught output unlabelled (unpainted pixels, a keypoint placed on
+  /// other frames only) the starting head's prediction is its target, at keepStartingHeadWeight relative
+  /// to a label (seg: its label in the cross-entropy, not next to the paint; pose: its heatmap in the MSE
+  /// and the KL divergence of its softmax). When every output is labelled somewhere, or seg masks leave
+  /// (almost) no pixel unpainted, the whole head trains. Dense tasks: the whole head trains, with an L1
+  /// term towards the starting head's maps at the pixels without a target. Off: the whole head trains on
+  /// the labels alone.
   bool keepUntaught = true;
   double keepStartingHeadWeight = 1.0;
 
