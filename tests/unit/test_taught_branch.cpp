@@ -86,6 +86,43 @@ class TestTaughtBranch : public QObject {
     QCOMPARE(widened.trainable.size(), widened.tensors.size());
   }
 
+  void trainingTheCopyAloneComputesTheTwoBranchHead_data() {
+    startsAsTheStartingHeadAndTrainsOnlyTheCopy_data();
+  }
+
+  // What training runs (the copy at the starting head's size, the untaught outputs from the starting
+  // head) is what the widened head it saves computes, after the copy moved too.
+  void trainingTheCopyAloneComputesTheTwoBranchHead() {
+    QFETCH(QString, task);
+    const Model start = loadFp32(task.toStdString());
+    const Task t = start.task();
+    at::Tensor taught = at::zeros({start.architecture().head.outChannels}, at::kBool);
+    taught.narrow(0, 2, 2).fill_(true);
+    sapiens::detail::TaughtBranchTraining training(t, start.architecture().head, headTensors(start), taught);
+    const at::Tensor features = someFeatures(start);
+    const at::Tensor startingOutputs = training.startingOutputs(features);
+    QVERIFY(!startingOutputs.requires_grad());
+
+    const at::Tensor before = training.forward(features, startingOutputs);
+    QVERIFY(at::allclose(before, startingOutputs, 1e-4, 1e-5));
+    {
+      at::NoGradGuard noGrad;
+      for (at::Tensor& tensor : training.trainedTensors()) tensor.add_(at::randn_like(tensor) * 0.5);
+    }
+    training.copyChanged();
+    const at::Tensor moved = training.forward(features, startingOutputs);
+    QVERIFY(moved.requires_grad());  // what trains is the copy
+    Model branched = loadFp32(task.toStdString());
+    branched.setHead(training.widened().head, training.widened().tensors, "widened");
+    const at::Tensor widenedOutputs = branched.forwardHead(features).get(training.outputName());
+    QVERIFY2(at::allclose(moved.detach(), widenedOutputs, 1e-4, 1e-4),
+             qPrintable(QString("largest difference %1")
+                            .arg((moved.detach() - widenedOutputs).abs().max().item<double>())));
+    const at::Tensor untaught = taught.logical_not().nonzero().view({-1});
+    QVERIFY(at::equal(moved.detach().index_select(1, untaught), startingOutputs.index_select(1, untaught)));
+    QVERIFY(!at::allclose(moved.detach(), startingOutputs, 1e-3, 1e-3));
+  }
+
   void refusesWhatItCannotWiden() {
     const Model normal = loadFp32("normal");
     QVERIFY_EXCEPTION_THROWN(

@@ -24,6 +24,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 
 namespace sapiens {
@@ -42,6 +43,8 @@ constexpr std::size_t kRateProbeSamples = 16;
 constexpr double kCompleteMaskShare = 0.01;
 // Should every candidate give a non-finite loss.
 constexpr double kFallbackRate = 1e-3;
+// The most the starting head's cached seg logits take (see cacheStartingOutputs).
+constexpr std::size_t kStartingOutputsBytes = std::size_t{1} << 30;
 
 }  // namespace
 
@@ -66,15 +69,13 @@ struct FineTuner::State {
   std::vector<std::size_t> validationSamples;  // variant 0 of the validation frames
   bool prepared = false;
 
-  std::vector<at::Tensor> headTensors;  // the trained parameters, in place in the model
+  std::vector<at::Tensor> headTensors;  // the trained parameters: in place in the model, or the branch's copy
   std::vector<bool> headDecay;          // whether each gets weight decay
-  // Keeping what is not taught: the widened head's trainable entries per key (see taught_branch.h);
-  // empty: every entry trains.
-  std::map<std::string, at::Tensor> trainableEntries;
-  // Per head tensor, 1 where it trains (undefined: everywhere) and its starting values, which the held
-  // entries are put back to after each step (weight decay would move them).
-  std::vector<at::Tensor> trainMasks;
-  std::vector<at::Tensor> heldValues;
+  // Keeping what is not taught (see taught_branch.h): the copy that trains, and per sample the starting
+  // head's seg logits where they fit kStartingOutputsBytes (pose takes them from its targets).
+  std::optional<detail::TaughtBranchTraining> branches;
+  std::vector<at::Tensor> startingOutputs;
+  bool modelBehind = false;  // the branches trained since the model's head was last set from them
   std::unique_ptr<detail::AdamW> optimizer;
   std::vector<LearningRateTrial> rateTrials;
   std::atomic<int> step{0};  // read by other threads (progress displays)
@@ -130,28 +131,62 @@ struct FineTuner::State {
     return std::make_unique<detail::AdamW>(headTensors, headDecay, options);
   }
 
+  // The head's outputs on `batch`, whose targets are `t`; with gradients when `training`.
+  ModelOutputs headOutputs(const std::vector<std::size_t>& batch, const detail::SampleTargets& t,
+                           bool training) const {
+    const at::Tensor featmap = features(batch);
+    if (!branches) {
+      ForwardOptions options;
+      options.inferenceMode = !training;
+      return model.forwardHead(featmap, options);
+    }
+    std::optional<at::NoGradGuard> noGrad;
+    if (!training) noGrad.emplace();
+    ModelOutputs outputs;
+    outputs.add(branches->outputName(), branches->forward(featmap, untaughtOutputs(batch, featmap, t)));
+    return outputs;
+  }
+
+  // What the starting head predicts on `batch`, for the two-branch head's untaught outputs.
+  at::Tensor untaughtOutputs(const std::vector<std::size_t>& batch, const at::Tensor& featmap,
+                             const detail::SampleTargets& t) const {
+    // A pose target holds the starting head's heatmap for every keypoint a frame leaves unplaced
+    // (addStartingHeadTargets), so for every untaught one.
+    if (model.task() == Task::Pose) return t.heatmaps;
+    std::vector<at::Tensor> cached;
+    for (std::size_t index : batch) {
+      if (index >= startingOutputs.size() || !startingOutputs[index].defined())
+        return branches->startingOutputs(featmap);
+      cached.push_back(startingOutputs[index]);
+    }
+    return at::stack(cached).to(featmap.device());
+  }
+
+  // The model runs (and saves) the two-branch head as trained so far.
+  void updateModelHead() {
+    if (!branches || !modelBehind) return;
+    const detail::TaughtBranchHead& widened = branches->widened();
+    model.setHead(widened.head, widened.tensors, baseCheckpoint);
+    modelBehind = false;
+  }
+
   // One optimisation step on `batch` at `learningRate`; returns the batch's loss before the step.
   double trainStep(detail::AdamW& adam, const std::vector<std::size_t>& batch, double learningRate) {
-    const at::Tensor featmap = features(batch);
     const detail::SampleTargets t = batchTargets(batch);
-    ForwardOptions options;
-    options.inferenceMode = false;
-    const ModelOutputs outputs = model.forwardHead(featmap, options);
+    const ModelOutputs outputs = headOutputs(batch, t, /*training=*/true);
     const at::Tensor loss = detail::taskLoss(model.task(), outputs, t, classWeights);
     adam.zeroGrad();
     loss.backward();
-    for (std::size_t i = 0; i < trainMasks.size(); ++i) {
-      if (trainMasks[i].defined() && headTensors[i].grad().defined())
-        headTensors[i].mutable_grad().mul_(trainMasks[i]);
-    }
     adam.clipGradientNorm(settings.gradientClip);
     adam.step(learningRate);
-    at::NoGradGuard noGrad;
-    for (std::size_t i = 0; i < trainMasks.size(); ++i) {
-      if (trainMasks[i].defined())
-        headTensors[i].copy_(at::where(trainMasks[i] > 0, headTensors[i], heldValues[i]));
-    }
+    headTensorsChanged();
     return loss.item<double>();
+  }
+
+  void headTensorsChanged() {
+    if (!branches) return;
+    branches->copyChanged();
+    modelBehind = true;
   }
 
   // Which outputs (classes, keypoints) some training sample labels; undefined when the frames label
@@ -181,7 +216,7 @@ struct FineTuner::State {
   // labelled outputs alone (taught_branch.h), and only the copy trains.
   void chooseTrainedTensors() {
     const bool separable = model.task() == Task::Seg || model.task() == Task::Pose;
-    if (keepsStartingHead && separable && !trainSamples.empty() && trainableEntries.empty()) {
+    if (keepsStartingHead && separable && !trainSamples.empty() && !branches) {
       const at::Tensor taught = taughtOutputs();
       const std::int64_t count = taught.defined() ? taught.sum().item<std::int64_t>() : classCount;
       const char* outputs = model.task() == Task::Pose ? "keypoints" : "classes";
@@ -190,10 +225,9 @@ struct FineTuner::State {
       } else if (count < classCount) {
         std::map<std::string, at::Tensor> tensors;
         for (auto& [name, tensor] : model.headParameters()) tensors[name] = tensor.detach();
-        detail::TaughtBranchHead widened =
-            detail::widenForTaughtOutputs(model.task(), model.architecture().head, tensors, taught);
+        branches.emplace(model.task(), model.architecture().head, std::move(tensors), taught);
+        const detail::TaughtBranchHead& widened = branches->widened();
         model.setHead(widened.head, widened.tensors, baseCheckpoint);
-        trainableEntries = std::move(widened.trainable);
         logger().info(
             "Keeping what the frames do not teach: the {} {} nobody labelled keep the starting head; the {} "
             "labelled train in a copy of it beside the original (the head doubles in width)",
@@ -203,17 +237,41 @@ struct FineTuner::State {
                       classCount, outputs);
       }
     }
-    headTensors.clear(), headDecay.clear(), trainMasks.clear(), heldValues.clear();
-    for (auto& [name, tensor] : model.headParameters()) {
+    headTensors.clear(), headDecay.clear();
+    std::vector<std::pair<std::string, at::Tensor>> trained;
+    if (branches) {
+      const std::vector<at::Tensor> tensors = branches->trainedTensors();
+      const std::vector<std::string> names = branches->trainedNames();
+      for (std::size_t i = 0; i < tensors.size(); ++i) trained.emplace_back(names[i], tensors[i]);
+    } else {
+      trained = model.headParameters();
+    }
+    for (auto& [name, tensor] : trained) {
       tensor.requires_grad_(true);
       headTensors.push_back(tensor);
       const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
       headDecay.push_back(tensor.dim() > 1 && !bias);
-      const auto mask = trainableEntries.find(name);
-      trainMasks.push_back(mask == trainableEntries.end() ? at::Tensor() : mask->second.to(tensor.device()));
-      heldValues.push_back(trainMasks.back().defined() ? tensor.detach().clone() : at::Tensor());
     }
     optimizer = freshOptimizer();
+  }
+
+  // The starting head's seg logits per sample, kept while they fit kStartingOutputsBytes: the
+  // two-branch head's untaught outputs, which would otherwise be recomputed every step.
+  void cacheStartingOutputs() {
+    startingOutputs.clear();
+    if (!branches || model.task() != Task::Seg) return;
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+      at::Tensor output = branches->startingOutputs(features({i}))[0];
+      bytes += static_cast<std::size_t>(output.numel() * output.element_size());
+      if (bytes > kStartingOutputsBytes) {
+        logger().info("The starting head's outputs do not fit {} MB: they are recomputed at each step",
+                      kStartingOutputsBytes >> 20);
+        startingOutputs.clear();
+        return;
+      }
+      startingOutputs.push_back(std::move(output));
+    }
   }
 
   // The learning-rate range test: from the same starting head, a few steps at each candidate rate on the
@@ -225,6 +283,7 @@ struct FineTuner::State {
     const auto restore = [&] {
       at::NoGradGuard noGrad;
       for (std::size_t i = 0; i < headTensors.size(); ++i) headTensors[i].copy_(start[i]);
+      headTensorsChanged();
     };
     std::vector<std::size_t> probe = trainEvalSamples;
     if (probe.size() > kRateProbeSamples) probe.resize(kRateProbeSamples);
@@ -261,8 +320,8 @@ struct FineTuner::State {
       const std::vector<std::size_t> batch(
           samples.begin() + static_cast<std::ptrdiff_t>(start),
           samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), start + size)));
-      const ModelOutputs outputs = model.forwardHead(features(batch));
       const detail::SampleTargets t = batchTargets(batch);
+      const ModelOutputs outputs = headOutputs(batch, t, /*training=*/false);
       lossSum += detail::taskLoss(model.task(), outputs, t, classWeights).item<double>() * batch.size();
       metric.add(outputs, t);
     }
@@ -425,6 +484,7 @@ bool FineTuner::prepare(const TrainingControl& control, const PreparationCallbac
                   s.settings.keepStartingHeadWeight);
   }
   s.chooseTrainedTensors();
+  s.cacheStartingOutputs();
   if (s.trainSamples.empty()) {
     throw LabelSetError(s.labels.manifestPath(),
                         "no training samples: every frame is in the validation split or has "
@@ -559,10 +619,13 @@ at::Tensor FineTuner::sampleInput(std::size_t index) const {
 }
 
 ModelOutputs FineTuner::predict(std::size_t index) const {
+  // The model's own head (the two-branch one too), so that a prediction is what the saved model gives.
+  state_->updateModelHead();
   return state_->model.forwardHead(state_->features({index}));
 }
 
 const Model& FineTuner::model() const {
+  state_->updateModelHead();
   return state_->model;
 }
 
@@ -594,6 +657,7 @@ std::vector<LabelClass> FineTuner::classes() const {
 }
 
 void FineTuner::save(const std::string& path, bool fullModel) const {
+  state_->updateModelHead();
   const State& s = *state_;
   nlohmann::json classes = nlohmann::json::array();
   for (const LabelClass& c : s.classes)

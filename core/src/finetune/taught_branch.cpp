@@ -1,5 +1,7 @@
 #include "taught_branch.h"
 
+#include "model/head_forward.h"
+#include "model/layers.h"
 #include "sapiens/model/parameter_layout.h"
 
 #include <ATen/ATen.h>
@@ -16,8 +18,9 @@ struct Widened {
 };
 
 // A layer's weight with its output axis doubled (the copy beside the original) and, unless it reads the
-// backbone, its input axis too, the copy reading only the copy: [[W, 0], [0, W]].
-Widened widenWeight(const at::Tensor& weight, std::int64_t inAxis, std::int64_t outAxis, bool widenInput) {
+// backbone, its input axis too, the copy reading only the copy: [[W, 0], [0, C]].
+Widened widenWeight(const at::Tensor& weight, const at::Tensor& copy, std::int64_t inAxis,
+                    std::int64_t outAxis, bool widenInput) {
   const std::int64_t in = weight.size(inAxis), out = weight.size(outAxis);
   std::vector<std::int64_t> shape = weight.sizes().vec();
   shape[static_cast<std::size_t>(outAxis)] *= 2;
@@ -25,14 +28,14 @@ Widened widenWeight(const at::Tensor& weight, std::int64_t inAxis, std::int64_t 
   Widened w{at::zeros(shape, weight.options()), at::zeros(shape, weight.options())};
   w.value.narrow(outAxis, 0, out).narrow(inAxis, 0, in).copy_(weight);
   const std::int64_t inStart = widenInput ? in : 0;
-  w.value.narrow(outAxis, out, out).narrow(inAxis, inStart, in).copy_(weight);
+  w.value.narrow(outAxis, out, out).narrow(inAxis, inStart, in).copy_(copy);
   w.trainable.narrow(outAxis, out, out).narrow(inAxis, inStart, in).fill_(1);
   return w;
 }
 
-Widened widenBias(const at::Tensor& bias) {
+Widened widenBias(const at::Tensor& bias, const at::Tensor& copy) {
   const std::int64_t out = bias.size(0);
-  Widened w{at::cat({bias, bias}), at::zeros({2 * out}, bias.options())};
+  Widened w{at::cat({bias, copy}), at::zeros({2 * out}, bias.options())};
   w.trainable.narrow(0, out, out).fill_(1);
   return w;
 }
@@ -48,6 +51,14 @@ const at::Tensor& tensorAt(const std::map<std::string, at::Tensor>& tensors, con
 TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
                                        const std::map<std::string, at::Tensor>& tensors,
                                        const at::Tensor& taught) {
+  return widenForTaughtOutputs(task, head, tensors, tensors, taught);
+}
+
+TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
+                                       const std::map<std::string, at::Tensor>& tensors,
+                                       const std::map<std::string, at::Tensor>& copy,
+                                       const at::Tensor& taught) {
+  at::NoGradGuard noGrad;
   if (task != Task::Pose && task != Task::Seg)
     throw std::invalid_argument("only pose and seg heads have outputs of their own to keep");
   const std::string prefix = kHeadPrefix;
@@ -60,14 +71,17 @@ TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
   bool readsBackbone = true;
   for (std::size_t t = 0; t < head.deconvChannels.size(); ++t) {
     const std::string key = fmt::format("{}deconv_layers.{}.weight", prefix, 3 * t);
-    put(key, widenWeight(tensorAt(tensors, key), 0, 1, !readsBackbone));  // transposed: (in, out, k, k)
+    put(key, widenWeight(tensorAt(tensors, key), tensorAt(copy, key), 0, 1,
+                         !readsBackbone));  // transposed: (in, out, k, k)
     result.head.deconvChannels[t] *= 2;
     readsBackbone = false;
   }
   for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
     const std::string layer = fmt::format("{}conv_layers.{}", prefix, 3 * t);
-    put(layer + ".weight", widenWeight(tensorAt(tensors, layer + ".weight"), 1, 0, !readsBackbone));
-    if (tensors.count(layer + ".bias")) put(layer + ".bias", widenBias(tensors.at(layer + ".bias")));
+    put(layer + ".weight", widenWeight(tensorAt(tensors, layer + ".weight"),
+                                       tensorAt(copy, layer + ".weight"), 1, 0, !readsBackbone));
+    if (tensors.count(layer + ".bias"))
+      put(layer + ".bias", widenBias(tensors.at(layer + ".bias"), tensorAt(copy, layer + ".bias")));
     result.head.convChannels[t] *= 2;
     readsBackbone = false;
   }
@@ -77,6 +91,7 @@ TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
   // one reads the copy, starting from its own weights too.
   const std::string last = prefix + (task == Task::Pose ? "conv_pose" : "conv_seg");
   const at::Tensor& weight = tensorAt(tensors, last + ".weight");
+  const at::Tensor& copyWeight = tensorAt(copy, last + ".weight");
   const std::int64_t outputs = weight.size(0), in = weight.size(1);
   if (taught.numel() != outputs)
     throw std::invalid_argument(
@@ -86,16 +101,84 @@ TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
   shape[1] *= 2;
   Widened w{at::zeros(shape, weight.options()), at::zeros(shape, weight.options())};
   w.value.narrow(1, 0, in).copy_(at::where(rows, at::zeros_like(weight), weight));
-  w.value.narrow(1, in, in).copy_(at::where(rows, weight, at::zeros_like(weight)));
+  w.value.narrow(1, in, in).copy_(at::where(rows, copyWeight, at::zeros_like(weight)));
   w.trainable.narrow(1, in, in).copy_(rows.expand_as(weight));
   put(last + ".weight", std::move(w));
   const at::Tensor& bias = tensorAt(tensors, last + ".bias");
-  put(last + ".bias", {bias.clone(), taught.to(bias.options())});
+  const at::Tensor taughtBias = taught.to(bias.device()).to(at::kBool);
+  put(last + ".bias",
+      {at::where(taughtBias, tensorAt(copy, last + ".bias"), bias), taught.to(bias.options())});
 
   for (const auto& [key, tensor] : tensors) {
     if (!result.tensors.count(key)) throw std::invalid_argument("cannot widen the head's tensor " + key);
   }
   return result;
+}
+
+namespace {
+
+std::string lastLayer(Task task) {
+  return std::string(kHeadPrefix) + (task == Task::Pose ? "conv_pose" : "conv_seg");
+}
+
+}  // namespace
+
+TaughtBranchTraining::TaughtBranchTraining(Task task, HeadArch head,
+                                           std::map<std::string, at::Tensor> starting,
+                                           const at::Tensor& taught)
+    : task_(task),
+      head_(std::move(head)),
+      starting_(std::move(starting)),
+      taught_(taught.to(at::kBool).cpu()) {
+  widened_ = widenForTaughtOutputs(task_, head_, starting_, taught_);  // checks the task and the layout
+  taughtIndex_ = taught_.nonzero().view({-1});
+  for (auto& [key, tensor] : starting_) {
+    tensor = tensor.detach();
+    copy_[key] = tensor.clone().requires_grad_(true);
+  }
+}
+
+const char* TaughtBranchTraining::outputName() const {
+  return task_ == Task::Pose ? "pose_heatmaps" : "seg_logits";
+}
+
+std::vector<at::Tensor> TaughtBranchTraining::trainedTensors() const {
+  std::vector<at::Tensor> tensors;
+  for (const auto& entry : copy_) tensors.push_back(entry.second);
+  return tensors;
+}
+
+std::vector<std::string> TaughtBranchTraining::trainedNames() const {
+  std::vector<std::string> names;
+  for (const auto& entry : copy_) names.push_back(entry.first);
+  return names;
+}
+
+at::Tensor TaughtBranchTraining::startingOutputs(const at::Tensor& featmap) const {
+  at::NoGradGuard noGrad;
+  ModelOutputs outputs;
+  runHead(ParameterAccess(starting_, kHeadPrefix), task_, head_, featmap, outputs);
+  return outputs.get(outputName());
+}
+
+at::Tensor TaughtBranchTraining::forward(const at::Tensor& featmap, const at::Tensor& untaught) const {
+  const at::Tensor body = runDeconvConvBody(ParameterAccess(copy_, kHeadPrefix), head_, featmap);
+  const std::string last = lastLayer(task_);
+  const at::Tensor index = taughtIndex_.to(body.device());
+  const at::Tensor taughtOutputs =
+      conv2dSummingInFloat(body, copy_.at(last + ".weight").index_select(0, index),
+                           copy_.at(last + ".bias").index_select(0, index), {1, 1}, {0, 0});
+  return untaught.detach().to(taughtOutputs.dtype()).index_copy(1, index, taughtOutputs);
+}
+
+const TaughtBranchHead& TaughtBranchTraining::widened() {
+  if (!widenedCurrent_) {
+    std::map<std::string, at::Tensor> copy;
+    for (const auto& [key, tensor] : copy_) copy[key] = tensor.detach();
+    widened_ = widenForTaughtOutputs(task_, head_, starting_, copy, taught_);
+    widenedCurrent_ = true;
+  }
+  return widened_;
 }
 
 }  // namespace sapiens::detail

@@ -13,6 +13,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace sapiens::detail {
 
@@ -30,5 +31,41 @@ struct TaughtBranchHead {
 TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
                                        const std::map<std::string, at::Tensor>& tensors,
                                        const at::Tensor& taught);
+/// The same with `copy` (the starting head's keys and shapes) as the taught branch's values.
+TaughtBranchHead widenForTaughtOutputs(Task task, const HeadArch& head,
+                                       const std::map<std::string, at::Tensor>& tensors,
+                                       const std::map<std::string, at::Tensor>& copy,
+                                       const at::Tensor& taught);
+
+/// Training the two-branch head without computing it: the widened layers' zero blocks would make each
+/// layer 4x the starting one's work, and the starting branch never changes. So the copy trains at the
+/// starting head's size, its last layer computing the taught outputs alone, and the untaught outputs
+/// come from the starting head's predictions on the same features (cached by the caller or
+/// `startingOutputs`). `widened()` gives the two-branch head these compute, to run and save.
+class TaughtBranchTraining {
+ public:
+  TaughtBranchTraining(Task task, HeadArch head, std::map<std::string, at::Tensor> starting,
+                       const at::Tensor& taught);
+
+  const char* outputName() const;                  ///< pose_heatmaps or seg_logits
+  std::vector<at::Tensor> trainedTensors() const;  ///< the copy's tensors (requires grad), by key order
+  std::vector<std::string> trainedNames() const;
+  /// The starting head's output on `featmap`, without gradients.
+  at::Tensor startingOutputs(const at::Tensor& featmap) const;
+  /// The two-branch head's output: `untaught` (the starting head's output on these features) with the
+  /// taught outputs computed by the copy.
+  at::Tensor forward(const at::Tensor& featmap, const at::Tensor& untaught) const;
+  /// Call after the copy's tensors changed, before widened().
+  void copyChanged() { widenedCurrent_ = false; }
+  const TaughtBranchHead& widened();
+
+ private:
+  Task task_;
+  HeadArch head_;
+  std::map<std::string, at::Tensor> starting_, copy_;
+  at::Tensor taught_, taughtIndex_;
+  TaughtBranchHead widened_;
+  bool widenedCurrent_ = true;
+};
 
 }  // namespace sapiens::detail

@@ -13,17 +13,6 @@ std::string indexed(const std::string& group, std::size_t index) {
   return fmt::format("{}.{}", group, index);
 }
 
-// PoseHeatmapHead / SegHead body: (deconv -> InstanceNorm -> SiLU)*, (conv -> InstanceNorm -> SiLU)*.
-at::Tensor deconvConvStack(const ParameterAccess& p, const HeadArch& head, at::Tensor x) {
-  for (std::size_t t = 0; t < head.deconvChannels.size(); ++t) {
-    x = at::silu(instanceNorm(deconv2d(x, p(indexed("deconv_layers", 3 * t) + ".weight"))));
-  }
-  for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
-    x = at::silu(instanceNorm(conv2d(x, p, indexed("conv_layers", 3 * t))));
-  }
-  return x;
-}
-
 // Normal / albedo / pointmap body: input conv, upsample blocks (conv -> pixel shuffle), conv layers; each
 // followed by InstanceNorm (albedo: channel RMSNorm with weights at `<layer>.norm.weight`) and SiLU.
 at::Tensor denseStack(const ParameterAccess& p, const HeadArch& head, at::Tensor x, bool rmsNormalised) {
@@ -66,16 +55,27 @@ at::Tensor pointmapScale(const ParameterAccess& p, const HeadArch& head, const a
 
 }  // namespace
 
+// PoseHeatmapHead / SegHead body: (deconv -> InstanceNorm -> SiLU)*, (conv -> InstanceNorm -> SiLU)*.
+at::Tensor runDeconvConvBody(const ParameterAccess& p, const HeadArch& head, at::Tensor x) {
+  for (std::size_t t = 0; t < head.deconvChannels.size(); ++t) {
+    x = at::silu(instanceNorm(deconv2d(x, p(indexed("deconv_layers", 3 * t) + ".weight"))));
+  }
+  for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
+    x = at::silu(instanceNorm(conv2d(x, p, indexed("conv_layers", 3 * t))));
+  }
+  return x;
+}
+
 void runHead(const ParameterAccess& p, Task task, const HeadArch& head, const at::Tensor& featmap,
              ModelOutputs& out) {
   switch (task) {
     case Task::Backbone:
       return;
     case Task::Pose:
-      out.add("pose_heatmaps", conv2d(deconvConvStack(p, head, featmap), p, "conv_pose"));
+      out.add("pose_heatmaps", conv2d(runDeconvConvBody(p, head, featmap), p, "conv_pose"));
       return;
     case Task::Seg:
-      out.add("seg_logits", conv2d(deconvConvStack(p, head, featmap), p, "conv_seg"));
+      out.add("seg_logits", conv2d(runDeconvConvBody(p, head, featmap), p, "conv_seg"));
       return;
     case Task::Normal:
       out.add("normal", conv2d(denseStack(p, head, featmap, false), p, "conv_normal"));

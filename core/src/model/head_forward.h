@@ -14,4 +14,7 @@ namespace sapiens::detail {
 void runHead(const ParameterAccess& p, Task task, const HeadArch& head, const at::Tensor& featmap,
              ModelOutputs& out);
 
+/// The pose and seg heads' body, what their last 1x1 layer (conv_pose, conv_seg) reads.
+at::Tensor runDeconvConvBody(const ParameterAccess& p, const HeadArch& head, at::Tensor x);
+
 }  // namespace sapiens::detail
