@@ -57,7 +57,7 @@ endif()
 message(STATUS "Checkpoint downloads (libcurl): ${SAPIENS_HAVE_CURL}")
 
 if(SAPIENS_BUILD_MEDIA)
-  find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs objdetect)
+  find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs objdetect video)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
 endif()

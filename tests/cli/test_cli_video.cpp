@@ -17,6 +17,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include <filesystem>
+#include <set>
 
 using sapiens::test::fixture;
 using sapiens::test::readJson;
@@ -97,6 +98,18 @@ class CliVideoTest : public QObject {
     const QJsonObject manifest = readJson(out + "/results.json");
     QCOMPARE(manifest["frames"].toObject()["processed"].toInt(), 4);
     QCOMPARE(manifest["smoothing"].toBool(), true);
+
+    // Every person is tracked; results.json counts the tracks, which are numbered from 0.
+    std::set<int> ids;
+    for (const QJsonValue& frame : frames) {
+      for (const QJsonValue& person : frame.toObject()["instances"].toArray()) {
+        QVERIFY(person.toObject().contains("track_id"));
+        ids.insert(person.toObject()["track_id"].toInt());
+      }
+    }
+    QVERIFY(!ids.empty());
+    QCOMPARE(manifest["tracks"].toInt(), static_cast<int>(ids.size()));
+    QCOMPARE(*ids.rbegin(), static_cast<int>(ids.size()) - 1);
   }
 
   void pointmapFramesBecomeNumberedPlys() {
@@ -176,7 +189,8 @@ class CliVideoTest : public QObject {
     const QJsonArray singleFrames = readJson(single + "/clip.pose.json")["frames"].toArray();
     const QJsonArray mergedFrames = readJson(sharded + "/clip.pose.json")["frames"].toArray();
     QCOMPARE(mergedFrames.size(), 13);
-    QCOMPARE(mergedFrames, singleFrames);
+    QCOMPARE(mergedFrames, singleFrames);  // track ids too: merge continued them across the boundaries
+    QCOMPARE(merged["tracks"].toInt(), readJson(single + "/results.json")["tracks"].toInt());
     // Masks: the same files.
     for (int i = 1; i < 14; ++i) {
       const QString name = QString("/clip_frames/%1.seg.png").arg(i, 6, 10, QChar('0'));

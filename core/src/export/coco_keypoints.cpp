@@ -37,16 +37,18 @@ nlohmann::json annotationJson(const PoseInstance& instance, float threshold, std
     }
   }
   const BoundingBox& box = instance.bbox;
-  return {{"id", id},
-          {"image_id", imageId},
-          {"category_id", kPersonCategory},
-          {"bbox",
-           {shortestNumber(box.x1), shortestNumber(box.y1), shortestNumber(box.width()),
-            shortestNumber(box.height())}},
-          {"area", shortestNumber(box.width() * box.height())},
-          {"iscrowd", 0},
-          {"num_keypoints", visible},
-          {"keypoints", std::move(keypoints)}};
+  nlohmann::json annotation = {{"id", id},
+                               {"image_id", imageId},
+                               {"category_id", kPersonCategory},
+                               {"bbox",
+                                {shortestNumber(box.x1), shortestNumber(box.y1), shortestNumber(box.width()),
+                                 shortestNumber(box.height())}},
+                               {"area", shortestNumber(box.width() * box.height())},
+                               {"iscrowd", 0},
+                               {"num_keypoints", visible},
+                               {"keypoints", std::move(keypoints)}};
+  if (instance.trackId >= 0) annotation["track_id"] = instance.trackId;  // as PoseTrack writes it
+  return annotation;
 }
 
 }  // namespace

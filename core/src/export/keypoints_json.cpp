@@ -36,6 +36,7 @@ nlohmann::json instanceJson(const PoseInstance& instance) {
   json["bbox"] = {shortestNumber(instance.bbox.x1), shortestNumber(instance.bbox.y1),
                   shortestNumber(instance.bbox.x2), shortestNumber(instance.bbox.y2)};
   if (!instance.bboxSource.empty()) json["bbox_source"] = instance.bboxSource;
+  if (instance.trackId >= 0) json["track_id"] = instance.trackId;
   json["keypoints"] = std::move(keypoints);
   json["keypoint_scores"] = std::move(scores);
   return json;
@@ -53,6 +54,11 @@ PoseInstance readInstance(const Cursor& cursor) {
                    static_cast<float>(bbox[2].number()), static_cast<float>(bbox[3].number())};
   if (!instance.bbox.isFinite()) bbox.fail("a coordinate is outside the range of a float");
   if (const auto source = cursor.optional("bbox_source")) instance.bboxSource = source->string();
+  if (const auto track = cursor.optional("track_id")) {
+    const std::int64_t id = track->integer();
+    if (id < 0 || id > std::numeric_limits<int>::max()) track->fail("a track id is a non-negative integer");
+    instance.trackId = static_cast<int>(id);
+  }
 
   const auto keypoints = cursor["keypoints"];
   const std::size_t count = keypoints.arraySize();

@@ -171,6 +171,8 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
   std::atomic<bool> sinkDone{false};
   std::thread sinkStage([&] {
     threads::lowerThisThreadPriority(helperNiceness);
+    std::optional<PersonTracker> tracker;
+    if (options.tracking) tracker.emplace(*options.tracking);
     std::optional<TemporalSmoother> smoother;
     if (options.smoothing) smoother.emplace(*options.smoothing);
     double latencySum = 0;
@@ -182,6 +184,10 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
       }
       const auto t0 = Clock::now();
       try {
+        if (tracker) {
+          tracker->assign(item->result);
+          stats.tracks = tracker->tracksStarted();
+        }
         if (smoother) smoother->apply(item->result, item->frame.timestampSeconds);
         item->latencyMs =
             std::chrono::duration<double, std::milli>(Clock::now() - t0).count() + item->latencyMs;

@@ -3,6 +3,7 @@
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/media/video_concat.h"
+#include "sapiens/pipeline/person_tracker.h"
 #include "sapiens/pipeline/shard.h"
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,14 @@ std::string withoutShardSuffix(const std::string& path, std::size_t k, std::size
     throw std::runtime_error(path + ": not named as shard " + std::to_string(k) + "'s output");
   name.erase(at, suffix.size());
   return (p.parent_path() / name).string();
+}
+
+// Tracks started in `predictions`: one more than the largest track id.
+int tracksIn(const KeypointPredictions& predictions) {
+  int largest = -1;
+  for (const KeypointFrame& frame : predictions.frames)
+    for (const PoseInstance& person : frame.instances) largest = std::max(largest, person.trackId);
+  return largest + 1;
 }
 
 // The shards of one video: consecutive frame ranges of the same input, run with the same models.
@@ -88,12 +97,20 @@ MergedManifest mergeVideoShards(const std::string& outputDir,
   }
 
   MergedManifest result;
+  int tracks = 0;
   if (!keypointFiles.empty()) {
     KeypointPredictions joined = readKeypointsJson(keypointFiles.front());
     for (std::size_t i = 1; i < keypointFiles.size(); ++i) {
       KeypointPredictions part = readKeypointsJson(keypointFiles[i]);
+      // Each shard numbered its tracks from 0: continue the ones crossing the boundary, renumber the rest.
+      std::vector<std::vector<PoseInstance>*> people;
+      for (auto& frame : part.frames) people.push_back(&frame.instances);
+      const std::vector<PoseInstance> before =
+          joined.frames.empty() ? std::vector<PoseInstance>() : joined.frames.back().instances;
+      relinkTracks(people, before, tracksIn(joined));
       for (auto& frame : part.frames) joined.frames.push_back(std::move(frame));
     }
+    tracks = tracksIn(joined);
     writeKeypointsJson(keypointsPath, joined);
     result.keypointsJson = keypointsPath;
   }
@@ -111,6 +128,7 @@ MergedManifest mergeVideoShards(const std::string& outputDir,
       {"max_latency_ms", maxLatency}};
   merged["outputs"]["annotated_video"] = result.annotatedVideo;
   merged["outputs"]["keypoints"] = result.keypointsJson;
+  if (merged.contains("tracks")) merged["tracks"] = tracks;
   merged["merged_shards"] = count;
   result.path = (fs::path(outputDir) / "results.json").string();
   writeFileAtomically(result.path, merged.dump(2) + "\n");

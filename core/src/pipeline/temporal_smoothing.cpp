@@ -68,6 +68,10 @@ double OneEuroFilter::filter(double x, double timestampSeconds) {
   return previous_;
 }
 
+namespace {
+constexpr int kMissedFramesKept = 30;
+}  // namespace
+
 void TemporalSmoother::smoothPoses(FrameResult& frame, double timestampSeconds) {
   std::vector<Track> next;
   std::vector<bool> taken(tracks_.size(), false);
@@ -77,9 +81,13 @@ void TemporalSmoother::smoothPoses(FrameResult& frame, double timestampSeconds) 
     int best = -1;
     float bestDistance = std::numeric_limits<float>::max();
     for (std::size_t t = 0; t < tracks_.size(); ++t) {
+      if (taken[t] || tracks_[t].filters.size() != 2 * pose.keypoints.size()) continue;
+      if (pose.trackId >= 0) {  // tracked people keep their own filters, whoever comes near
+        if (tracks_[t].id == pose.trackId) best = static_cast<int>(t);
+        continue;
+      }
       const float d = std::hypot(tracks_[t].centerX - cx, tracks_[t].centerY - cy);
-      if (!taken[t] && d < reach && d < bestDistance &&
-          tracks_[t].filters.size() == 2 * pose.keypoints.size()) {
+      if (d < reach && d < bestDistance) {
         best = static_cast<int>(t);
         bestDistance = d;
       }
@@ -91,13 +99,20 @@ void TemporalSmoother::smoothPoses(FrameResult& frame, double timestampSeconds) 
     } else {
       track.filters.assign(2 * pose.keypoints.size(), OneEuroFilter(options_.keypoints));
     }
+    track.id = pose.trackId;
     track.centerX = cx;
     track.centerY = cy;
     for (std::size_t k = 0; k < pose.keypoints.size(); ++k) {
       pose.keypoints[k][0] = track.filters[2 * k].filter(pose.keypoints[k][0], timestampSeconds);
       pose.keypoints[k][1] = track.filters[2 * k + 1].filter(pose.keypoints[k][1], timestampSeconds);
     }
+    track.missed = 0;
     next.push_back(std::move(track));
+  }
+  // A tracked person out of sight (occluded, missed) keeps their filters for when they come back.
+  for (std::size_t t = 0; t < tracks_.size(); ++t) {
+    if (!taken[t] && tracks_[t].id >= 0 && ++tracks_[t].missed <= kMissedFramesKept)
+      next.push_back(std::move(tracks_[t]));
   }
   tracks_ = std::move(next);
 }

@@ -113,6 +113,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   keypoints.keypointThreshold = options.exports.keypointThreshold;
   const bool posing = std::any_of(loaded.models.begin(), loaded.models.end(),
                                   [](const LoadedTaskModel& m) { return m.task == Task::Pose; });
+  if (posing) pipeline.tracking = TrackingOptions{};
 
   std::unique_ptr<VideoWriter> writer;
   const std::string videoPath = options.videoOut.empty()
@@ -204,6 +205,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
                          {"keypoints", summary.keypointsJson},
                          {"frames_folder", options.perFrameFiles ? framesDir.string() : ""}};
   manifest["smoothing"] = options.smooth;
+  if (posing) manifest["tracks"] = s.tracks;
   if (options.shard) manifest["shard"] = shardEntry;
   manifest["cancelled"] = s.cancelled;
   if (!s.error.empty()) manifest["error"] = {{"stage", s.failedStage}, {"message", s.error}};

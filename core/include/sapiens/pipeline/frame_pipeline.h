@@ -1,7 +1,7 @@
 #pragma once
 // Frames from any FrameSource through the task models, as three stages on their own threads joined by
 // bounded hand-overs: decode -> analyse (pre-processing, forward pass, post-processing of every task
-// model, `batchSize` frames per forward pass) -> sink (smoothing, then the caller's sink, in frame
+// model, `batchSize` frames per forward pass) -> sink (tracking, smoothing, then the caller's sink, in frame
 // order). Decode and sink run below the analyser's priority; the caller's thread only polls the cancel.
 // Files: back-pressure, every selected frame is processed, in order. Live sources: the newest frame wins; the
 // frames skipped are dropped and counted, and latency is measured from capture to sink. Cancel at any time; a
@@ -11,6 +11,7 @@
 
 #include "sapiens/media/frame_source.h"
 #include "sapiens/pipeline/frame_result.h"
+#include "sapiens/pipeline/person_tracker.h"
 #include "sapiens/pipeline/preprocess.h"
 #include "sapiens/pipeline/temporal_smoothing.h"
 
@@ -42,8 +43,9 @@ struct FramePipelineOptions {
   std::vector<TaskModel> models;  ///< run in this order (seg before pose: its mask gives the boxes)
   std::vector<BoundingBox> personBoxes;
   FrameSelection selection;
-  std::size_t batchSize = 1;      ///< frames per forward pass (files only; live sources use 1)
-  std::size_t queueCapacity = 4;  ///< frames waiting between two stages
+  std::size_t batchSize = 1;                ///< frames per forward pass (files only; live sources use 1)
+  std::size_t queueCapacity = 4;            ///< frames waiting between two stages
+  std::optional<TrackingOptions> tracking;  ///< people get a track id (before smoothing, which uses it)
   std::optional<SmoothingOptions> smoothing;
 };
 
@@ -64,6 +66,7 @@ struct FramePipelineStats {
   double sinkBusySeconds = 0;
   double meanLatencyMs = 0;
   double maxLatencyMs = 0;
+  int tracks = 0;  ///< people tracks started (with tracking)
   bool cancelled = false;
   std::string failedStage;  ///< "decode", "analyse" or "sink" when a stage failed
   std::string error;        ///< its message

@@ -34,6 +34,7 @@ struct PoseInstance {
   std::string bboxSource;                        ///< "user", "segmentation", "detector", "full-image"
   std::vector<std::array<double, 2>> keypoints;  ///< 308 (x, y) in image pixels
   std::vector<float> scores;                     ///< raw heatmap maxima, as the official decoder reports
+  int trackId = -1;  ///< the person's identity across a video's frames (PersonTracker); -1: not tracked
 };
 
 /// Pinhole intrinsics implied by the pointmap model (image pixels).

@@ -43,11 +43,14 @@ class TemporalSmoother {
  public:
   explicit TemporalSmoother(const SmoothingOptions& options = {}) : options_(options) {}
   /// Smooths `frame`'s keypoints, pointmap, normals and albedo in place against the previous frames.
-  /// People are matched to the previous frame's by the nearest box centre; a new person starts fresh.
+  /// People with a track id (PersonTracker) keep their track's filters; others are matched to the previous
+  /// frame's by the nearest box centre; a new person starts fresh.
   void apply(FrameResult& frame, double timestampSeconds);
 
  private:
   struct Track {
+    int id = -1;     ///< the person's track id, -1 when untracked
+    int missed = 0;  ///< frames since the tracked person was last seen
     float centerX = 0, centerY = 0;
     std::vector<OneEuroFilter> filters;  ///< x and y of every keypoint
   };

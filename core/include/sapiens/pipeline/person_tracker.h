@@ -1,0 +1,59 @@
+#pragma once
+// People keep one identity across the frames of a video. Each track predicts where its person will be
+// (a constant-velocity Kalman filter on the box centre and size); each frame, tracks and people are
+// paired by one optimal assignment (Hungarian) on how well the predicted box overlaps (IoU) and the
+// keypoints agree (OKS); a track survives a few frames without its person (occlusion, a missed
+// detection) and ends after more. A person no track takes gets a new id, never one used before.
+
+#include "sapiens/pipeline/frame_result.h"
+
+#include <memory>
+#include <vector>
+
+namespace sapiens {
+
+struct TrackingOptions {
+  int maxMissedFrames = 10;             ///< a track ends after this many frames without its person
+  double minimumSimilarity = 0.1;       ///< below this a track and a person are not paired at all
+  double keypointWeight = 0.5;          ///< share of OKS in the similarity (the rest: box IoU)
+  double keypointScoreThreshold = 0.3;  ///< keypoints below it count for neither side of OKS
+};
+
+class PersonTracker {
+ public:
+  explicit PersonTracker(const TrackingOptions& options = {});
+  ~PersonTracker();
+  PersonTracker(PersonTracker&&) noexcept;
+  PersonTracker& operator=(PersonTracker&&) noexcept;
+
+  /// Sets `trackId` of every pose of `frame`, the frames coming in presentation order.
+  void assign(FrameResult& frame);
+  /// Tracks started so far (the next new id).
+  int tracksStarted() const;
+  /// Tracks alive now (seen within maxMissedFrames).
+  int tracksAlive() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// Pairs each of `expected` with one of `seen` (its index, or -1) by one optimal assignment on box IoU
+/// and OKS, leaving out pairs less similar than options.minimumSimilarity.
+std::vector<int> pairPeople(const std::vector<PoseInstance>& expected, const std::vector<PoseInstance>& seen,
+                            const TrackingOptions& options);
+
+/// Joins the tracks of a video part tracked on its own (a shard) to those of the part before it, whose last
+/// frame's people are `before`: the people of the part's first frame paired with them (pairPeople) take
+/// their track ids; every other track of the part gets a new id from `firstNewId` on, in order of
+/// appearance, as one tracker over both parts would have given.
+void relinkTracks(std::vector<std::vector<PoseInstance>*> frames, const std::vector<PoseInstance>& before,
+                  int firstNewId, const TrackingOptions& options = {});
+
+/// Box overlap, intersection over union (0 when either is empty).
+double boxIou(const BoundingBox& a, const BoundingBox& b);
+/// Object keypoint similarity of two 308-keypoint poses at the scale of `reference`'s box, over the
+/// keypoints scored at least `scoreThreshold` in both; 0 when none are.
+double keypointSimilarity(const PoseInstance& reference, const PoseInstance& other, double scoreThreshold);
+
+}  // namespace sapiens

@@ -1,0 +1,202 @@
+// People keep their identity across frames: crossing paths, an occlusion of a few frames, someone
+// leaving and someone new entering. The poses are synthetic people walking (308 keypoints spread over
+// each box), so who is who is known.
+
+#include "sapiens/pipeline/person_tracker.h"
+
+#include <QtTest>
+
+#include <map>
+#include <optional>
+
+using namespace sapiens;
+
+namespace {
+
+// A person of 100 x 200 px centred at (cx, cy); `facing` mirrors the keypoint layout (left/right).
+PoseInstance walker(double cx, double cy, int facing) {
+  PoseInstance pose;
+  pose.bbox = {static_cast<float>(cx - 50), static_cast<float>(cy - 100), static_cast<float>(cx + 50),
+               static_cast<float>(cy + 100)};
+  for (int k = 0; k < 308; ++k) {
+    const double u = ((k * 37) % 100) / 100.0 - 0.5, v = ((k * 61) % 100) / 100.0 - 0.5;
+    pose.keypoints.push_back({cx + facing * u * 90, cy + v * 190});
+    pose.scores.push_back(0.9f);
+  }
+  return pose;
+}
+
+struct Scene {
+  // Per frame, the people in view: (who, pose).
+  std::vector<std::vector<std::pair<int, PoseInstance>>> frames;
+};
+
+// Runs the tracker over `scene`; per person, the track ids they got frame by frame.
+std::map<int, std::vector<int>> trackIds(const Scene& scene, PersonTracker& tracker) {
+  std::map<int, std::vector<int>> ids;
+  for (const auto& people : scene.frames) {
+    FrameResult frame;
+    frame.width = 1280, frame.height = 720;
+    for (const auto& [who, pose] : people) frame.poses.push_back(pose);
+    tracker.assign(frame);
+    for (std::size_t i = 0; i < people.size(); ++i) ids[people[i].first].push_back(frame.poses[i].trackId);
+  }
+  return ids;
+}
+
+int distinct(const std::vector<int>& ids) {
+  std::vector<int> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  return static_cast<int>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+}
+
+}  // namespace
+
+class TestPersonTracker : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void crossingPeopleKeepTheirIdsThroughAnOcclusion() {
+    // Two people walk towards each other at 12 px a frame and cross; while they overlap, the one behind
+    // is hidden for 5 frames (no pose at all).
+    Scene scene;
+    for (int f = 0; f < 60; ++f) {
+      std::vector<std::pair<int, PoseInstance>> people;
+      const double a = 200 + 12.0 * f, b = 1080 - 12.0 * f;
+      people.emplace_back(0, walker(a, 360, 1));
+      const bool hidden = f >= 34 && f < 39;  // around where they cross (frame 36.7)
+      if (!hidden) people.emplace_back(1, walker(b, 380, -1));
+      scene.frames.push_back(std::move(people));
+    }
+    PersonTracker tracker;
+    const std::map<int, std::vector<int>> ids = trackIds(scene, tracker);
+    QCOMPARE(distinct(ids.at(0)), 1);
+    QCOMPARE(distinct(ids.at(1)), 1);  // the same id before and after the occlusion
+    QVERIFY(ids.at(0).front() != ids.at(1).front());
+    QVERIFY(ids.at(0).front() >= 0 && ids.at(1).front() >= 0);
+    QCOMPARE(tracker.tracksStarted(), 2);
+  }
+
+  void crossingInFullViewSwapsNothing() {
+    Scene scene;
+    for (int f = 0; f < 50; ++f) {
+      const double a = 300 + 15.0 * f, b = 1000 - 15.0 * f;
+      scene.frames.push_back({{0, walker(a, 350, 1)}, {1, walker(b, 370, -1)}});
+    }
+    PersonTracker tracker;
+    const std::map<int, std::vector<int>> ids = trackIds(scene, tracker);
+    QCOMPARE(distinct(ids.at(0)), 1);
+    QCOMPARE(distinct(ids.at(1)), 1);
+    QVERIFY(ids.at(0).front() != ids.at(1).front());
+  }
+
+  void someoneNewGetsANewIdNotTheOneWhoLeft() {
+    // Person 0 walks out of the picture at frame 20; 30 frames later person 1 enters where 0 was.
+    Scene scene;
+    for (int f = 0; f < 80; ++f) {
+      std::vector<std::pair<int, PoseInstance>> people;
+      people.emplace_back(2, walker(200, 400, 1));  // someone standing all along
+      if (f < 20) people.emplace_back(0, walker(900 + 10.0 * f, 360, 1));
+      if (f >= 50) people.emplace_back(1, walker(1000, 360, -1));
+      scene.frames.push_back(std::move(people));
+    }
+    PersonTracker tracker;
+    const std::map<int, std::vector<int>> ids = trackIds(scene, tracker);
+    QCOMPARE(distinct(ids.at(0)), 1);
+    QCOMPARE(distinct(ids.at(1)), 1);
+    QCOMPARE(distinct(ids.at(2)), 1);
+    QVERIFY(ids.at(1).front() != ids.at(0).front());
+    QVERIFY(ids.at(1).front() > ids.at(0).front());  // ids are never reused
+    QCOMPARE(tracker.tracksStarted(), 3);
+    QCOMPARE(tracker.tracksAlive(), 2);  // the one who left has ended
+  }
+
+  void aTrackSurvivesShortMissesAndEndsAfterLongOnes() {
+    TrackingOptions options;
+    options.maxMissedFrames = 4;
+    PersonTracker tracker(options);
+    FrameResult seen;
+    seen.poses = {walker(500, 300, 1)};
+    tracker.assign(seen);
+    const int id = seen.poses[0].trackId;
+    for (int f = 0; f < 4; ++f) {
+      FrameResult empty;
+      tracker.assign(empty);
+    }
+    FrameResult back;
+    back.poses = {walker(500, 300, 1)};
+    tracker.assign(back);
+    QCOMPARE(back.poses[0].trackId, id);
+    for (int f = 0; f < 5; ++f) {
+      FrameResult empty;
+      tracker.assign(empty);
+    }
+    QCOMPARE(tracker.tracksAlive(), 0);
+    FrameResult later;
+    later.poses = {walker(500, 300, 1)};
+    tracker.assign(later);
+    QVERIFY(later.poses[0].trackId != id);
+  }
+
+  // A video split in two parts (shards) tracked on their own, then joined: the same ids as one tracker.
+  void partsTrackedApartJoinAsOneRun() {
+    Scene scene;
+    for (int f = 0; f < 60; ++f) {
+      std::vector<std::pair<int, PoseInstance>> people;
+      // From frame 30 on the poses come in another order, so that the second part numbers them otherwise.
+      people.emplace_back(f < 30 ? 0 : 1, walker(f < 30 ? 200 + 12.0 * f : 1080 - 12.0 * f,
+                                                 f < 30 ? 360 : 380, f < 30 ? 1 : -1));
+      people.emplace_back(f < 30 ? 1 : 0, walker(f < 30 ? 1080 - 12.0 * f : 200 + 12.0 * f,
+                                                 f < 30 ? 380 : 360, f < 30 ? -1 : 1));
+      if (f >= 40) people.emplace_back(2, walker(640, 500, 1));  // enters in the second part
+      scene.frames.push_back(std::move(people));
+    }
+    const auto track = [](const Scene& part) {
+      PersonTracker tracker;
+      std::vector<std::vector<PoseInstance>> frames;
+      for (const auto& people : part.frames) {
+        FrameResult frame;
+        for (const auto& entry : people) frame.poses.push_back(entry.second);
+        tracker.assign(frame);
+        frames.push_back(frame.poses);
+      }
+      return frames;
+    };
+    const std::vector<std::vector<PoseInstance>> whole = track(scene);
+    Scene first, second;
+    first.frames.assign(scene.frames.begin(), scene.frames.begin() + 30);
+    second.frames.assign(scene.frames.begin() + 30, scene.frames.end());
+    std::vector<std::vector<PoseInstance>> joined = track(first);
+    std::vector<std::vector<PoseInstance>> rest = track(second);
+    std::vector<std::vector<PoseInstance>*> restFrames;
+    for (auto& people : rest) restFrames.push_back(&people);
+    int started = 0;
+    for (const auto& people : joined)
+      for (const PoseInstance& person : people) started = std::max(started, person.trackId + 1);
+    QCOMPARE(rest[0][0].trackId, 0);  // the second part numbered its own from 0, person 1 first
+    QCOMPARE(joined[0][1].trackId, 1);
+    relinkTracks(restFrames, joined.back(), started);
+    joined.insert(joined.end(), rest.begin(), rest.end());
+    QCOMPARE(joined.size(), whole.size());
+    for (std::size_t f = 0; f < whole.size(); ++f) {
+      QCOMPARE(joined[f].size(), whole[f].size());
+      for (std::size_t i = 0; i < whole[f].size(); ++i) QCOMPARE(joined[f][i].trackId, whole[f][i].trackId);
+    }
+    QCOMPARE(joined.back()[2].trackId, 2);
+  }
+
+  void similarityMeasures() {
+    const PoseInstance a = walker(100, 100, 1);
+    QCOMPARE(boxIou(a.bbox, a.bbox), 1.0);
+    QCOMPARE(boxIou(a.bbox, walker(300, 100, 1).bbox), 0.0);
+    QVERIFY(std::abs(boxIou(a.bbox, walker(150, 100, 1).bbox) - 1.0 / 3.0) < 1e-6);
+    QCOMPARE(keypointSimilarity(a, a, 0.3), 1.0);
+    QVERIFY(keypointSimilarity(a, walker(100, 100, -1), 0.3) < 0.5);  // mirrored: other keypoints
+    PoseInstance unsure = a;
+    std::fill(unsure.scores.begin(), unsure.scores.end(), 0.1f);
+    QCOMPARE(keypointSimilarity(a, unsure, 0.3), 0.0);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestPersonTracker)
+#include "test_person_tracker.moc"
