@@ -270,6 +270,47 @@ class TestFinetuneTraining : public QObject {
                       tuner.predict(1).get("pose_heatmaps")));
   }
 
+  // Keeping what is not taught trains the head as two branches without computing the widened head; a
+  // validation frame that places keypoints no training frame does must still be judged on the starting
+  // head's predictions of them, as the saved model gives them, not on their targets.
+  void aValidationFramePlacingUntaughtKeypointsSeesTheStartingHead() {
+    QTemporaryDir dir;
+    LabelSet labels;
+    labels.folder = dir.filePath("pose").toStdString();
+    labels.task = Task::Pose;
+    const std::vector<cv::Mat> frames = framesFromSample();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const bool validation = i + 1 == frames.size();
+      FrameLabels frame;
+      frame.image = frames[i];
+      PersonLabel person;
+      person.bbox = BoundingBox{8, 8, kInput.width - 9.0f, kInput.height - 9.0f};
+      person.keypoints.assign(308, KeypointLabel{});
+      for (int k = 0; k < (validation ? 30 : 5); ++k)
+        person.keypoints[static_cast<std::size_t>(k)] = {20.0 + 2 * k, 14.0 + 4.0 * k, 2};
+      frame.people.push_back(person);
+      addFrame(labels, "p" + std::to_string(i), frame,
+               validation ? FrameSplit::Validation : FrameSplit::Train);
+    }
+    TrainingSettings keeping = quickSettings(1);
+    keeping.keepStartingHeadWeight = 0;  // the same loss terms as training everything
+    TrainingSettings everything = quickSettings(1);
+    everything.keepUntaught = false;
+    FineTuner branched(loadFp32("pose"), labels, keeping);
+    FineTuner whole(loadFp32("pose"), labels, everything);
+    TrainingControl control;
+    QVERIFY(branched.prepare(control) && whole.prepare(control));
+    QVERIFY(branched.model().architecture().head.deconvChannels[0] >
+            whole.model().architecture().head.deconvChannels[0]);  // it did branch
+    // Before any step both are the starting head.
+    const Evaluation a = branched.evaluate(true), b = whole.evaluate(true);
+    QCOMPARE(a.samples, std::size_t(1));
+    QVERIFY2(
+        std::abs(a.loss - b.loss) <= 1e-4 * std::abs(b.loss) && std::abs(a.metric - b.metric) < 1e-9,
+        qPrintable(
+            QString("loss %1 vs %2, metric %3 vs %4").arg(a.loss).arg(b.loss).arg(a.metric).arg(b.metric)));
+  }
+
   void normalLossHalvesAndTheAngularErrorFalls() {
     QTemporaryDir dir;
     LabelSet labels;

@@ -150,9 +150,13 @@ struct FineTuner::State {
   // What the starting head predicts on `batch`, for the two-branch head's untaught outputs.
   at::Tensor untaughtOutputs(const std::vector<std::size_t>& batch, const at::Tensor& featmap,
                              const detail::SampleTargets& t) const {
-    // A pose target holds the starting head's heatmap for every keypoint a frame leaves unplaced
-    // (addStartingHeadTargets), so for every untaught one.
-    if (model.task() == Task::Pose) return t.heatmaps;
+    // A training sample's pose target holds the starting head's heatmap for every keypoint it leaves
+    // unplaced (addStartingHeadTargets), so for every untaught one; a validation frame may place those.
+    if (model.task() == Task::Pose) {
+      const bool training = std::none_of(batch.begin(), batch.end(),
+                                         [&](std::size_t index) { return infos[index].validation; });
+      return training ? t.heatmaps : branches->startingOutputs(featmap);
+    }
     std::vector<at::Tensor> cached;
     for (std::size_t index : batch) {
       if (index >= startingOutputs.size() || !startingOutputs[index].defined())
