@@ -8,10 +8,9 @@
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/demo_weights.h"
 #include "sapiens/pipeline/batch_run.h"
+#include "sapiens/pipeline/person_box_file.h"
 #include "sapiens/pipeline/person_boxes.h"
 #include "sapiens/pipeline/video_run.h"
-
-#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -19,8 +18,8 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace sapiens::cli {
@@ -56,29 +55,6 @@ struct RunArgs {
   std::string videoOut;
   bool smooth = false;
 };
-
-// Boxes from a JSON file: [[x1,y1,x2,y2], ...] or {"boxes": [...]}.
-std::vector<BoundingBox> readBoxFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read the box file " + path);
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": not valid JSON: " + e.what());
-  }
-  const nlohmann::json& list = j.is_object() && j.contains("boxes") ? j["boxes"] : j;
-  if (!list.is_array()) throw std::runtime_error(path + ": expected a list of [x1, y1, x2, y2] boxes");
-  std::vector<BoundingBox> boxes;
-  for (const auto& b : list) {
-    if (!b.is_array() || b.size() != 4 ||
-        !std::all_of(b.begin(), b.end(), [](auto& v) { return v.is_number(); }))
-      throw std::runtime_error(path + ": box " + b.dump() + " is not [x1, y1, x2, y2]");
-    boxes.push_back(checkedBox(b[0].get<double>(), b[1].get<double>(), b[2].get<double>(), b[3].get<double>(),
-                               path + " " + b.dump()));
-  }
-  return boxes;
-}
 
 void showProgress(const BatchProgress& p, bool terminal) {
   if (terminal) {
@@ -160,7 +136,8 @@ void reportDemoWeights(const std::vector<Task>& tasks) {
                "--TASK-model.\n";
 }
 
-int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
+int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch,
+                    const std::map<std::int64_t, std::vector<BoundingBox>>& boxesByFrame) {
   VideoRunOptions options;
   options.input = a.camera.empty() ? a.inputs.front() : a.camera;
   options.models = batch.models;
@@ -172,6 +149,7 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch) {
   options.smooth = a.smooth;
   options.shard = batch.shard;
   options.personBoxes = batch.personBoxes;
+  options.personBoxesByFrame = boxesByFrame;
   options.exports = batch.exports;
 
   const bool terminal = isatty(STDERR_FILENO);
@@ -227,8 +205,11 @@ int runRun(const RunArgs& a) {
   if (!a.shard.empty()) options.shard = parseShard(a.shard);
   options.exports.keypointThreshold = a.keypointThreshold;
   for (const auto& b : a.boxes) options.personBoxes.push_back(parseBox(b));
-  if (!a.boxFile.empty())
-    for (const auto& b : readBoxFile(a.boxFile)) options.personBoxes.push_back(b);
+  PersonBoxFile boxFile;
+  if (!a.boxFile.empty()) {
+    boxFile = readPersonBoxFile(a.boxFile);
+    options.personBoxes.insert(options.personBoxes.end(), boxFile.everyFrame.begin(), boxFile.everyFrame.end());
+  }
   options.exports.plyEncoding = a.ply == "ascii" ? PlyEncoding::Ascii : PlyEncoding::BinaryLittleEndian;
   options.exports.plyFaces = a.plyFaces;
   options.exports.overlays = !a.noOverlay;
@@ -241,8 +222,11 @@ int runRun(const RunArgs& a) {
       throw CLI::ValidationError("--shard",
                                  "cannot be combined with --smooth (each shard would smooth without "
                                  "the frames before its first)");
-    return runVideoCommand(a, options);
+    return runVideoCommand(a, options, boxFile.byFrame);
   }
+  if (!boxFile.byFrame.empty())
+    throw CLI::ValidationError("--bbox-file",
+                               a.boxFile + " gives boxes per frame, which apply to one video file");
   if (!a.frames.empty() || !a.videoOut.empty() || a.smooth || a.every != 1 || a.maxFrames >= 0)
     throw CLI::ValidationError("--frames/--every/--max-frames/--video-out/--smooth",
                                "only apply to one video file or --camera");
@@ -318,7 +302,8 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")
       ->capture_default_str();
   sub->add_option("--bbox", a->boxes, "Person box x1,y1,x2,y2 for pose (repeatable)");
-  sub->add_option("--bbox-file", a->boxFile, "JSON file with person boxes [[x1,y1,x2,y2], ...]");
+  sub->add_option("--bbox-file", a->boxFile, "JSON person boxes: [[x1,y1,x2,y2], ...] for every picture, or "
+                  "{\"frames\": [{\"frame\": N, \"boxes\": [...]}, ...]} per video frame");
   sub->add_option("--ply", a->ply, "PLY encoding")
       ->check(CLI::IsMember({"binary", "ascii"}))
       ->capture_default_str();

@@ -88,26 +88,51 @@ std::vector<std::string> expandInputs(const std::vector<std::string>& inputs) {
 std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
                                           const std::vector<FrameResult*>& frames, InputSize inputSize,
                                           const std::vector<BoundingBox>& userBoxes) {
+  return analyzeTaskBatch(model, images, frames, inputSize,
+                          std::vector<PictureBoxes>(images.size(), userBoxes.empty() ? PictureBoxes()
+                                                                                     : PictureBoxes(userBoxes)));
+}
+
+std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
+                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
+                                          const std::vector<PictureBoxes>& boxes) {
+  if (boxes.size() != images.size())
+    throw std::invalid_argument(fmt::format("analyzeTaskBatch: {} box lists for {} pictures", boxes.size(),
+                                            images.size()));
   AnalysisOptions analysis;
   analysis.inputSize = inputSize;
   analysis.pose.inputSize = inputSize;
   std::vector<std::string> boxSources(images.size());
-  std::vector<std::vector<BoundingBox>> personBoxes(images.size());
-  if (model.task() == Task::Pose) {
-    for (std::size_t i = 0; i < images.size(); ++i) {
-      PersonBoxRequest request;
-      request.userBoxes = userBoxes;
-      if (frames[i]->has(Task::Seg)) request.segLabels = &frames[i]->segLabels;
-      for (const SourcedBox& b : choosePersonBoxes(images[i], request)) {
-        personBoxes[i].push_back(b.box);
-        boxSources[i] = b.source;
-      }
-    }
+  if (model.task() != Task::Pose) {
+    analyzeImages(model, images, frames, analysis);
+    return boxSources;
   }
-  analyzeImages(model, images, frames, analysis, personBoxes);
-  for (std::size_t i = 0; i < images.size(); ++i)
-    for (PoseInstance& pose : frames[i]->poses)
-      if (!boxSources[i].empty()) pose.bboxSource = boxSources[i];
+  // Pictures where the user says nobody is get no pose; the others go through in one pass.
+  std::vector<cv::Mat> posed;
+  std::vector<FrameResult*> posedFrames;
+  std::vector<std::vector<BoundingBox>> personBoxes;
+  std::vector<std::size_t> posedIndices;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    if (boxes[i] && boxes[i]->empty()) {
+      boxSources[i] = "user";
+      frames[i]->poses.clear();
+      continue;
+    }
+    PersonBoxRequest request;
+    if (boxes[i]) request.userBoxes = *boxes[i];
+    if (frames[i]->has(Task::Seg)) request.segLabels = &frames[i]->segLabels;
+    personBoxes.emplace_back();
+    for (const SourcedBox& b : choosePersonBoxes(images[i], request)) {
+      personBoxes.back().push_back(b.box);
+      boxSources[i] = b.source;
+    }
+    posed.push_back(images[i]);
+    posedFrames.push_back(frames[i]);
+    posedIndices.push_back(i);
+  }
+  if (!posed.empty()) analyzeImages(model, posed, posedFrames, analysis, personBoxes);
+  for (std::size_t i : posedIndices)
+    for (PoseInstance& pose : frames[i]->poses) pose.bboxSource = boxSources[i];
   return boxSources;
 }
 

@@ -69,6 +69,14 @@ class SelectionFilter {
   std::int64_t taken_ = 0;
 };
 
+// The user's boxes for frame `index`: its own list, else those for every frame, else none (automatic).
+PictureBoxes userBoxesFor(const FramePipelineOptions& options, std::int64_t index) {
+  if (const auto found = options.personBoxesByFrame.find(index); found != options.personBoxesByFrame.end())
+    return found->second;
+  if (!options.personBoxes.empty()) return options.personBoxes;
+  return std::nullopt;
+}
+
 }  // namespace
 
 FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOptions& options,
@@ -148,8 +156,10 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
           images.push_back(batch[i].frame.bgr);
           results.push_back(&processed[i].result);
         }
+        std::vector<PictureBoxes> boxes;
+        for (const CapturedFrame& captured : batch) boxes.push_back(userBoxesFor(options, captured.frame.index));
         for (const TaskModel& m : options.models) {
-          const auto sources = analyzeTaskBatch(*m.model, images, results, m.inputSize, options.personBoxes);
+          const auto sources = analyzeTaskBatch(*m.model, images, results, m.inputSize, boxes);
           for (std::size_t i = 0; i < batch.size(); ++i)
             if (!sources[i].empty()) processed[i].personBoxSource = sources[i];
         }

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace sapiens {
 
@@ -101,29 +100,6 @@ std::vector<int> pairPeople(const std::vector<PoseInstance>& expected, const std
   return pairs;
 }
 
-void relinkTracks(std::vector<std::vector<PoseInstance>*> frames, const std::vector<PoseInstance>& before,
-                  int firstNewId, const TrackingOptions& options) {
-  std::map<int, int> ids;
-  if (!frames.empty()) {
-    const std::vector<PoseInstance>& first = *frames.front();
-    const std::vector<int> pairs = pairPeople(before, first, options);
-    for (std::size_t t = 0; t < before.size(); ++t) {
-      const int p = pairs[t];
-      if (p >= 0 && before[t].trackId >= 0 && first[static_cast<std::size_t>(p)].trackId >= 0)
-        ids.emplace(first[static_cast<std::size_t>(p)].trackId, before[t].trackId);
-    }
-  }
-  int nextId = firstNewId;
-  for (std::vector<PoseInstance>* people : frames) {
-    for (PoseInstance& person : *people) {
-      if (person.trackId < 0) continue;
-      const auto found = ids.find(person.trackId);
-      person.trackId =
-          found != ids.end() ? found->second : ids.emplace(person.trackId, nextId++).first->second;
-    }
-  }
-}
-
 struct PersonTracker::State {
   struct Track {
     int id = 0;
@@ -152,6 +128,10 @@ int PersonTracker::tracksAlive() const {
 }
 
 void PersonTracker::assign(FrameResult& frame) {
+  assign(frame.poses);
+}
+
+void PersonTracker::assign(std::vector<PoseInstance>& people) {
   State& s = *state_;
   const TrackingOptions& o = s.options;
   // Where each track's person should be now, and their keypoints moved along with the box.
@@ -165,15 +145,15 @@ void PersonTracker::assign(FrameResult& frame) {
     expected.bbox = box;
     predicted.push_back(std::move(expected));
   }
-  const int rows = static_cast<int>(s.tracks.size()), columns = static_cast<int>(frame.poses.size());
-  const std::vector<int> pairs = pairPeople(predicted, frame.poses, o);
+  const int rows = static_cast<int>(s.tracks.size()), columns = static_cast<int>(people.size());
+  const std::vector<int> pairs = pairPeople(predicted, people, o);
   std::vector<bool> taken(static_cast<std::size_t>(columns), false);
   std::vector<State::Track> kept;
   for (int t = 0; t < rows; ++t) {
     State::Track& track = s.tracks[static_cast<std::size_t>(t)];
     const int p = pairs[static_cast<std::size_t>(t)];
     if (p >= 0) {
-      PoseInstance& person = frame.poses[static_cast<std::size_t>(p)];
+      PoseInstance& person = people[static_cast<std::size_t>(p)];
       taken[static_cast<std::size_t>(p)] = true;
       person.trackId = track.id;
       track.filter.correct(measurement(person.bbox));
@@ -191,12 +171,21 @@ void PersonTracker::assign(FrameResult& frame) {
   }
   for (int p = 0; p < columns; ++p) {
     if (taken[static_cast<std::size_t>(p)]) continue;
-    PoseInstance& person = frame.poses[static_cast<std::size_t>(p)];
+    PoseInstance& person = people[static_cast<std::size_t>(p)];
     if (!person.bbox.isProper()) continue;
     person.trackId = s.nextId++;
     kept.push_back({person.trackId, boxFilter(person.bbox), person, 0});
   }
   s.tracks = std::move(kept);
+}
+
+int trackPeople(const std::vector<std::vector<PoseInstance>*>& frames, const TrackingOptions& options) {
+  PersonTracker tracker(options);
+  for (std::vector<PoseInstance>* people : frames) {
+    for (PoseInstance& person : *people) person.trackId = -1;
+    tracker.assign(*people);
+  }
+  return tracker.tracksStarted();
 }
 
 }  // namespace sapiens

@@ -43,14 +43,6 @@ std::string withoutShardSuffix(const std::string& path, std::size_t k, std::size
   return (p.parent_path() / name).string();
 }
 
-// Tracks started in `predictions`: one more than the largest track id.
-int tracksIn(const KeypointPredictions& predictions) {
-  int largest = -1;
-  for (const KeypointFrame& frame : predictions.frames)
-    for (const PoseInstance& person : frame.instances) largest = std::max(largest, person.trackId);
-  return largest + 1;
-}
-
 // The shards of one video: consecutive frame ranges of the same input, run with the same models.
 MergedManifest mergeVideoShards(const std::string& outputDir,
                                 const std::map<std::size_t, nlohmann::json>& shards) {
@@ -102,15 +94,13 @@ MergedManifest mergeVideoShards(const std::string& outputDir,
     KeypointPredictions joined = readKeypointsJson(keypointFiles.front());
     for (std::size_t i = 1; i < keypointFiles.size(); ++i) {
       KeypointPredictions part = readKeypointsJson(keypointFiles[i]);
-      // Each shard numbered its tracks from 0: continue the ones crossing the boundary, renumber the rest.
-      std::vector<std::vector<PoseInstance>*> people;
-      for (auto& frame : part.frames) people.push_back(&frame.instances);
-      const std::vector<PoseInstance> before =
-          joined.frames.empty() ? std::vector<PoseInstance>() : joined.frames.back().instances;
-      relinkTracks(people, before, tracksIn(joined));
       for (auto& frame : part.frames) joined.frames.push_back(std::move(frame));
     }
-    tracks = tracksIn(joined);
+    // Each shard tracked its people on its own, from id 0 and without the frames before it: tracking the
+    // joined frames again gives one run's tracks, through people occluded at a boundary too.
+    std::vector<std::vector<PoseInstance>*> people;
+    for (auto& frame : joined.frames) people.push_back(&frame.instances);
+    tracks = trackPeople(people);
     writeKeypointsJson(keypointsPath, joined);
     result.keypointsJson = keypointsPath;
   }

@@ -80,6 +80,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   FramePipelineOptions pipeline;
   for (const LoadedTaskModel& m : loaded.models) pipeline.models.push_back({&m.model, m.inputSize});
   pipeline.personBoxes = options.personBoxes;
+  pipeline.personBoxesByFrame = options.personBoxesByFrame;
   pipeline.selection = options.selection;
   nlohmann::json shardEntry;
   if (options.shard) {

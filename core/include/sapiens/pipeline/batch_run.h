@@ -83,6 +83,15 @@ std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::v
                                           const std::vector<FrameResult*>& frames, InputSize inputSize,
                                           const std::vector<BoundingBox>& userBoxes = {});
 
+/// The user's person boxes for one picture: nullopt leaves them to choosePersonBoxes; a list, even an
+/// empty one (nobody to pose there), is taken as it is.
+using PictureBoxes = std::optional<std::vector<BoundingBox>>;
+
+/// analyzeTaskBatch with the user's boxes per picture (`boxes` has one entry per picture).
+std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::vector<cv::Mat>& images,
+                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
+                                          const std::vector<PictureBoxes>& boxes);
+
 /// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
 /// per-picture and per-task problems are in the summary and the manifest.
 BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks = {});

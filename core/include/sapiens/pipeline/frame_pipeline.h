@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +42,9 @@ struct FrameSelection {
 
 struct FramePipelineOptions {
   std::vector<TaskModel> models;  ///< run in this order (seg before pose: its mask gives the boxes)
-  std::vector<BoundingBox> personBoxes;
+  std::vector<BoundingBox> personBoxes;  ///< for every frame the next map does not list
+  /// The user's boxes per frame (source index); an empty list says nobody is there (see person_box_file.h).
+  std::map<std::int64_t, std::vector<BoundingBox>> personBoxesByFrame;
   FrameSelection selection;
   std::size_t batchSize = 1;                ///< frames per forward pass (files only; live sources use 1)
   std::size_t queueCapacity = 4;            ///< frames waiting between two stages

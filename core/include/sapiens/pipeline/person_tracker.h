@@ -28,6 +28,8 @@ class PersonTracker {
 
   /// Sets `trackId` of every pose of `frame`, the frames coming in presentation order.
   void assign(FrameResult& frame);
+  /// The same for one frame's people.
+  void assign(std::vector<PoseInstance>& people);
   /// Tracks started so far (the next new id).
   int tracksStarted() const;
   /// Tracks alive now (seen within maxMissedFrames).
@@ -43,12 +45,10 @@ class PersonTracker {
 std::vector<int> pairPeople(const std::vector<PoseInstance>& expected, const std::vector<PoseInstance>& seen,
                             const TrackingOptions& options);
 
-/// Joins the tracks of a video part tracked on its own (a shard) to those of the part before it, whose last
-/// frame's people are `before`: the people of the part's first frame paired with them (pairPeople) take
-/// their track ids; every other track of the part gets a new id from `firstNewId` on, in order of
-/// appearance, as one tracker over both parts would have given.
-void relinkTracks(std::vector<std::vector<PoseInstance>*> frames, const std::vector<PoseInstance>& before,
-                  int firstNewId, const TrackingOptions& options = {});
+/// Tracks the people of consecutive frames from scratch, as one PersonTracker over them would: how `merge`
+/// joins the shards of a video, each tracked on its own, into the tracks of one run. Returns the tracks
+/// started.
+int trackPeople(const std::vector<std::vector<PoseInstance>*>& frames, const TrackingOptions& options = {});
 
 /// Box overlap, intersection over union (0 when either is empty).
 double boxIou(const BoundingBox& a, const BoundingBox& b);

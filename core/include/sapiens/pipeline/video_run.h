@@ -10,7 +10,9 @@
 #include "sapiens/pipeline/shard.h"
 #include "sapiens/pipeline/task_models.h"
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +33,7 @@ struct VideoRunOptions {
   std::size_t batchSize = 1;
   bool smooth = false;
   std::vector<BoundingBox> personBoxes;
+  std::map<std::int64_t, std::vector<BoundingBox>> personBoxesByFrame;  ///< see FramePipelineOptions
   /// The per-frame files (overlays and keypoint files are per video instead; the run fills in demoTasks),
   /// and the keypoint threshold of the annotated video and the video's keypoint file.
   FrameExportOptions exports;
