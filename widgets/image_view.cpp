@@ -1,17 +1,21 @@
 #include "image_view.h"
 
+#include "track_colors.h"
+
 #include "sapiens/common/log.h"
 #include "sapiens/export/keypoint_metadata.h"
 
 #include <opencv2/imgproc.hpp>
 
 #include <QFile>
+#include <QFontMetricsF>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QOpenGLContext>
 #include <QOpenGLShaderProgram>
 #include <QOpenGLVertexArrayObject>
 #include <QPainter>
+#include <QPolygonF>
 #include <QVector2D>
 #include <QWheelEvent>
 
@@ -189,6 +193,12 @@ void ImageView::setColorMapVisible(bool visible) {
 void ImageView::setPoses(const std::vector<PoseInstance>& poses) {
   poses_ = poses;
   selectBox(-1);
+  update();
+}
+
+void ImageView::setHighlightedTrack(int trackId, const std::vector<QPointF>& path) {
+  highlightedTrack_ = trackId;
+  trackPath_ = trackId >= 0 ? path : std::vector<QPointF>();
   update();
 }
 
@@ -456,11 +466,14 @@ void ImageView::paintPoses(QPainter& painter) {
     const PoseInstance& pose = poses_[p];
     if (boxesVisible_) {
       const bool selected = int(p) == selectedBox_;
-      painter.setPen(
-          QPen(selected ? QColor(255, 200, 0) : QColor(0, 255, 0), selected ? kSelectedBoxWidth : kBoxWidth));
+      const bool highlighted = highlightedTrack_ >= 0 && pose.trackId == highlightedTrack_;
+      QColor color = selected ? QColor(255, 200, 0) : trackColor(pose.trackId);
+      if (highlightedTrack_ >= 0 && !highlighted && !selected) color.setAlpha(110);
+      painter.setPen(QPen(color, selected || highlighted ? kSelectedBoxWidth : kBoxWidth));
       painter.setBrush(Qt::NoBrush);
       painter.drawRect(QRectF(imageToWidget(QPointF(pose.bbox.x1, pose.bbox.y1)),
                               imageToWidget(QPointF(pose.bbox.x2, pose.bbox.y2))));
+      if (pose.trackId >= 0) paintTrackTag(painter, pose, color);
     }
     if (!posesVisible_) continue;
     const std::size_t count = std::min({pose.keypoints.size(), pose.scores.size(), metadata.size()});
@@ -484,6 +497,36 @@ void ImageView::paintPoses(QPainter& painter) {
       painter.drawEllipse(widgetPoint(i), kKeypointRadius, kKeypointRadius);
     }
   }
+  painter.restore();
+}
+
+void ImageView::paintTrackTag(QPainter& painter, const PoseInstance& pose, const QColor& color) {
+  const QString text = QStringLiteral("#%1").arg(pose.trackId);
+  const QFontMetricsF metrics(painter.font());
+  const QPointF corner = imageToWidget(QPointF(pose.bbox.x1, pose.bbox.y1));
+  const QRectF tag(corner.x(), corner.y() - metrics.height() - 2, metrics.horizontalAdvance(text) + 6,
+                   metrics.height() + 2);
+  painter.save();
+  painter.setPen(Qt::NoPen);
+  painter.setBrush(color);
+  painter.drawRect(tag);
+  painter.setPen(color.lightnessF() > 0.55 ? Qt::black : Qt::white);
+  painter.drawText(tag, Qt::AlignCenter, text);
+  painter.restore();
+}
+
+void ImageView::paintTrackPath(QPainter& painter) {
+  if (highlightedTrack_ < 0 || trackPath_.size() < 2 || !boxesVisible_) return;
+  QPolygonF line;
+  for (const QPointF& point : trackPath_) line << imageToWidget(point);
+  painter.save();
+  painter.setClipRect(layersRect());
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(
+      QPen(QColor(0, 0, 0, 150), kSelectedBoxWidth + 2, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+  painter.drawPolyline(line);
+  painter.setPen(QPen(trackColor(highlightedTrack_), kBoxWidth, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+  painter.drawPolyline(line);
   painter.restore();
 }
 
@@ -599,8 +642,10 @@ void ImageView::paintGL() {
   glViewport(0, 0, GLsizei(std::lround(width() * dpr)), GLsizei(std::lround(height() * dpr)));
 
   const bool posesShown = (posesVisible_ || boxesVisible_) && !poses_.empty();
-  if (posesShown || sketchingBox_ || compareMode_ == CompareMode::Split) {
+  const bool pathShown = highlightedTrack_ >= 0 && trackPath_.size() >= 2;
+  if (posesShown || pathShown || sketchingBox_ || compareMode_ == CompareMode::Split) {
     QPainter painter(this);
+    paintTrackPath(painter);
     paintPoses(painter);
     paintBoxSketch(painter);
     paintComparisonMarks(painter);
@@ -716,8 +761,11 @@ void ImageView::mouseReleaseEvent(QMouseEvent* event) {
     dragging_ = false;
     unsetCursor();
     const bool click = (event->position() - pressPos_).manhattanLength() < kClickSlop;
-    if (click && event->button() == Qt::LeftButton && boxesVisible_ && !image_.empty())
-      selectBox(boxAt(widgetToImage(event->position())));
+    if (click && event->button() == Qt::LeftButton && boxesVisible_ && !image_.empty()) {
+      const int person = boxAt(widgetToImage(event->position()));
+      selectBox(person);
+      Q_EMIT personClicked(person);
+    }
     event->accept();
     return;
   }

@@ -5,7 +5,8 @@
 // and the pose keypoints, skeleton and person boxes. The layers are blended over the whole image, or
 // compared with it side by side (two panes sharing zoom and pan) or across a draggable split divider.
 // Person boxes can be edited: Shift + drag draws one, a click selects one and Delete removes it (the
-// view reports the edit; whoever owns the results re-runs pose).
+// view reports the edit; whoever owns the results re-runs pose). Tracked people (a video) have their
+// box in their track's colour with the id on it; one track can be highlighted, with its path.
 
 #include "sapiens/pipeline/frame_result.h"
 
@@ -88,6 +89,11 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   /// The selected person box (an index into poses()), or -1.
   int selectedBox() const { return selectedBox_; }
   void selectBox(int index);
+  /// Draws the person of track `trackId` (-1: none) emphasised, the others faded, and `path` (image
+  /// points, e.g. where the track's feet were frame by frame) as a line in the track's colour.
+  void setHighlightedTrack(int trackId, const std::vector<QPointF>& path = {});
+  int highlightedTrack() const { return highlightedTrack_; }
+  const std::vector<QPointF>& trackPath() const { return trackPath_; }
   /// Removes every result layer (a new image is on the way).
   void clearLayers();
 
@@ -118,6 +124,8 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   /// The user asked to delete person box `index` (a box was selected and Delete pressed).
   void personBoxDeleteRequested(int index);
   void selectedBoxChanged(int index);
+  /// The user clicked person `index` (an index into poses()), or beside every person (-1).
+  void personClicked(int index);
 
  protected:
   void initializeGL() override;
@@ -136,6 +144,8 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   void uploadLayers();
   void drawImagePane(const QRectF& pane, float layersFromX);
   void paintPoses(QPainter& painter);
+  void paintTrackPath(QPainter& painter);
+  void paintTrackTag(QPainter& painter, const PoseInstance& pose, const QColor& color);
   void paintComparisonMarks(QPainter& painter);
   void paintBoxSketch(QPainter& painter);
   /// Where the layers are drawn (widget pixels).
@@ -181,6 +191,8 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   double keypointThreshold_ = 0.3;
   bool posesVisible_ = true;
   bool boxesVisible_ = true;
+  int highlightedTrack_ = -1;
+  std::vector<QPointF> trackPath_;
 
   /// A texture name and the storage allocated for it: pictures of the same size (video frames, new
   /// results) are written into the existing storage instead of allocating it again.

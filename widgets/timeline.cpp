@@ -1,11 +1,14 @@
 #include "timeline.h"
 
+#include "track_strip.h"
+
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QStyle>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +49,9 @@ Timeline::Timeline(QWidget* parent) : QWidget(parent) {
   slider_->setObjectName(QStringLiteral("timelineSlider"));
   slider_->setRange(0, 0);
   slider_->setFocusPolicy(Qt::ClickFocus);
+  strip_ = new TrackStrip(this);
+  strip_->setObjectName(QStringLiteral("timelineTrackStrip"));
+  strip_->hide();
   readout_ = new QLabel(this);
   readout_->setObjectName(QStringLiteral("timelineReadout"));
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -56,7 +62,12 @@ Timeline::Timeline(QWidget* parent) : QWidget(parent) {
   layout->addWidget(play_);
   layout->addWidget(forward_);
   layout->addWidget(loop_);
-  layout->addWidget(slider_, 1);
+  auto* column = new QVBoxLayout;
+  column->setContentsMargins(0, 0, 0, 0);
+  column->setSpacing(0);
+  column->addWidget(slider_);
+  column->addWidget(strip_);
+  layout->addLayout(column, 1);
   layout->addWidget(readout_);
 
   connect(play_, &QToolButton::clicked, this, &Timeline::playPauseRequested);
@@ -65,6 +76,7 @@ Timeline::Timeline(QWidget* parent) : QWidget(parent) {
   connect(loop_, &QToolButton::toggled, this, &Timeline::loopingChanged);
   // setPosition moves the slider with its signals blocked: a change seen here is the user's.
   connect(slider_, &QSlider::valueChanged, this, [this](int value) { Q_EMIT seekRequested(value); });
+  connect(strip_, &TrackStrip::frameClicked, this, &Timeline::seekRequested);
   setMedia(-1, 0, false);
 }
 
@@ -80,6 +92,8 @@ void Timeline::setMedia(qint64 frameCount, double fps, bool live) {
     slider_->setValue(0);
   }
   slider_->setVisible(!live);
+  setTrackSpans({}, QColor(), QString());
+  updateStripRange();
   back_->setEnabled(!live);
   forward_->setEnabled(!live);
   loop_->setEnabled(!live);
@@ -91,7 +105,10 @@ void Timeline::setPosition(qint64 frame, double seconds) {
   seconds_ = seconds;
   if (!live_ && !slider_->isSliderDown()) {
     const QSignalBlocker blocker(slider_);
-    if (frame > slider_->maximum()) slider_->setMaximum(int(std::min<qint64>(frame, INT32_MAX)));
+    if (frame > slider_->maximum()) {
+      slider_->setMaximum(int(std::min<qint64>(frame, INT32_MAX)));
+      updateStripRange();
+    }
     slider_->setValue(int(std::min<qint64>(frame, INT32_MAX)));
   }
   updateReadout();
@@ -109,6 +126,23 @@ bool Timeline::isLooping() const {
 
 void Timeline::setLooping(bool looping) {
   loop_->setChecked(looping);
+}
+
+void Timeline::setTrackSpans(const std::vector<TrackSpan>& spans, const QColor& color,
+                             const QString& description) {
+  strip_->setSpans(spans, color);
+  strip_->setToolTip(description);
+  strip_->setVisible(!spans.empty() && !live_);
+}
+
+const std::vector<TrackSpan>& Timeline::trackSpans() const {
+  return strip_->spans();
+}
+
+void Timeline::updateStripRange() {
+  // Frame f under the slider's handle at f: the handle's centre travels between half its length from
+  // either end.
+  strip_->setRange(slider_->maximum(), style()->pixelMetric(QStyle::PM_SliderLength, nullptr, slider_) / 2);
 }
 
 void Timeline::updateReadout() {

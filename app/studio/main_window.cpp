@@ -337,6 +337,7 @@ void MainWindow::createActions() {
   }
 
   createPlayback(file);
+  createTracking(file);
   createModelActions();
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -586,6 +587,7 @@ void MainWindow::stepImage(int delta) {
 void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
   currentFile_ = path;
   currentKey_ = path;
+  currentFrame_ = -1;
   result_.reset();
   ++resultGeneration_;
   ++denseRequest_;  // a layer still being made belongs to the image being left
@@ -770,9 +772,14 @@ void MainWindow::runTasks() {
     statusBar()->showMessage(tr("Looking for checkpoints; the run starts when they are found"));
     return;
   }
-  const TaskSet tasks = tasksPanel_->selectedTasks();
-  if (tasks == 0) {
+  const TaskSet selected = tasksPanel_->selectedTasks();
+  if (selected == 0) {
     statusBar()->showMessage(tr("Check at least one task in the Tasks & Layers dock"), kStatusMessageMs);
+    return;
+  }
+  const TaskSet tasks = currentFrame_ >= 0 ? tasksForFrame(selected, currentFrame_) : selected;
+  if (tasks == 0) {
+    statusBar()->showMessage(tr("The person box file has nobody in this frame"), kStatusMessageMs);
     return;
   }
   poseEditPending_ = false;
@@ -841,6 +848,7 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
   } else {
     result_ = result;
   }
+  if (currentFrame_ >= 0) recordTracks(currentFrame_);
   ++resultGeneration_;
   poseEditPending_ = false;
   QStringList perTask;
@@ -1262,6 +1270,7 @@ void MainWindow::exportAnnotatedVideo(const QString& path) {
   if (inference_->inputScale() != 1.0)
     request.inputSize = scaledInputSize(InputSize{}, inference_->inputScale());
   request.keypointThreshold = float(tasksPanel_->keypointThreshold());
+  request.personBoxes = videoBoxes_;
 
   auto* progress =
       new QProgressDialog(tr("Writing %1...").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
@@ -1308,6 +1317,7 @@ void MainWindow::updatePlaybackActions() {
                           action->objectName() != QLatin1String("actionCloseMedia");
     action->setEnabled(stepping ? file : open);
   }
+  if (videoBoxesAction_) videoBoxesAction_->setEnabled(file);
   updateExportActions();
 }
 
@@ -1346,12 +1356,17 @@ void MainWindow::closeMedia() {
   player_->close();
   timelineBar_->hide();
   rateLabel_->clear();
+  currentFrame_ = -1;
+  videoBoxes_.reset();
+  resetTracks();
   updatePlaybackActions();
 }
 
 void MainWindow::onMediaOpened(const QString& name) {
   const SourceInfo& info = player_->info();
   currentFile_ = name;
+  videoBoxes_.reset();
+  resetTracks();
   timeline_->setMedia(info.frameCount, info.fps, info.live);
   timelineBar_->show();
   if (!info.live) {
@@ -1382,12 +1397,14 @@ void MainWindow::onMediaFailed(const QString& name, const QString& reason) {
 
 void MainWindow::onMediaFrame(const MediaFrame& frame, bool playing) {
   const QString key = frameKey(player_->name(), frame.index);
-  const TaskSet tasks = tasksPanel_->selectedTasks();
+  const TaskSet tasks = tasksForFrame(tasksPanel_->selectedTasks(), frame.index);
   if (playing && !playbackTasksOff_ && tasksPanel_->runsOnOpen() && tasks != 0) {
     dropHeldFrame();
     heldFrame_ = frame;
     heldKey_ = key;
-    inference_->request(key, frame.bgr, tasks);  // a cached result comes back at once
+    // A cached result comes back at once.
+    inference_->request(key, frame.bgr, tasks,
+                        videoBoxesFor(frame.index).value_or(std::vector<BoundingBox>()));
     return;
   }
   dropHeldFrame();  // a seek or a step supersedes a frame held for its results
@@ -1402,14 +1419,21 @@ void MainWindow::onMediaFrame(const MediaFrame& frame, bool playing) {
 
 void MainWindow::presentFrame(const MediaFrame& frame, const QString& key) {
   currentKey_ = key;
+  currentFrame_ = frame.index;
   result_.reset();
   ++resultGeneration_;
   ++denseRequest_;
   denseLayer_ = DenseLayer::None;
-  userBoxes_.clear();
+  userBoxes_ = videoBoxesFor(frame.index).value_or(std::vector<BoundingBox>());
   poseEditPending_ = false;
   resultImage_ = frame.bgr;
   view_->setFrame(frame.bgr);
+  const TaskSet selected = tasksPanel_->selectedTasks();
+  if (contains(selected, Task::Pose) && !contains(tasksForFrame(selected, frame.index), Task::Pose)) {
+    std::vector<PoseInstance> nobody;  // the box file says so
+    tracks_.record(frame.index, nobody);
+    if (selectedTrack_ >= 0) showSelectedTrack();
+  }
   timeline_->setPosition(frame.index, frame.timestampSeconds);
   sizeLabel_->setText(QStringLiteral("%1 x %2").arg(frame.bgr.cols).arg(frame.bgr.rows));
   updateExportActions();

@@ -14,6 +14,8 @@
 #include "theme.h"
 
 #include "sapiens/pipeline/frame_result.h"
+#include "sapiens/pipeline/person_box_file.h"
+#include "sapiens/pipeline/video_tracks.h"
 
 #include <opencv2/core/mat.hpp>
 
@@ -109,6 +111,17 @@ class MainWindow : public QMainWindow {
   /// Writes one kind of result file in the background (what File > Export does once a file is chosen);
   /// exportFinished follows.
   void exportResult(ExportKind kind, const QString& path);
+  /// Pose in each frame of the open video runs in the boxes the JSON file `path` gives for it (the
+  /// format of `sapiens-cli run --bbox-file`: per frame, or the same for all; a frame listed with no
+  /// boxes has nobody to pose), read in the background (what File > Person Boxes for Video does once a
+  /// file is chosen); videoBoxesLoaded follows. Kept until the video is closed.
+  void loadVideoBoxes(const QString& path);
+  /// The people of the open video's frames that have had results, with their tracks.
+  const VideoTracks& videoTracks() const { return tracks_; }
+  /// Highlights the person of track `trackId` (-1: nobody) in every frame, their path over the picture
+  /// and the frames they are seen in on the timeline (what clicking a person does).
+  void selectTrack(int trackId);
+  int selectedTrack() const { return selectedTrack_; }
 
  Q_SIGNALS:
   /// `path` has been decoded and drawn.
@@ -136,6 +149,10 @@ class MainWindow : public QMainWindow {
   void mediaFrameShown(qint64 index);
   /// An annotated video export ended; `error` is empty on success and after a cancel.
   void videoExportFinished(const QString& path, const QString& error);
+  /// A person box file was read for the open video (`error` empty) or could not be (`error` says why).
+  void videoBoxesLoaded(const QString& path, const QString& error);
+  /// Track `trackId` (-1: none) is highlighted.
+  void trackSelected(int trackId);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -153,6 +170,15 @@ class MainWindow : public QMainWindow {
   // The Fine-tuning dock and its View menu entry (main_window_finetune.cpp); after createActions().
   void createFineTuningDock();
   void createPlayback(QMenu* file);
+  void createTracking(QMenu* file);
+  void chooseVideoBoxes();
+  /// The boxes the loaded box file gives for frame `index` (nullopt: none, pose finds people itself).
+  std::optional<std::vector<BoundingBox>> videoBoxesFor(qint64 index) const;
+  /// `tasks` without pose where the box file says nobody is in frame `index`.
+  TaskSet tasksForFrame(TaskSet tasks, qint64 index) const;
+  void recordTracks(qint64 index);
+  void showSelectedTrack();
+  void resetTracks();
   void chooseVideo();
   void chooseCamera();
   void onMediaOpened(const QString& name);
@@ -246,6 +272,7 @@ class MainWindow : public QMainWindow {
   qint64 lastFrameIndex_ = -1;
   qint64 droppedFrames_ = 0;
   QString currentKey_;
+  qint64 currentFrame_ = -1;        // the video or camera frame on display; -1: a picture
   std::set<Task> userChosenTasks_;  // checkpoints the user loaded: discovery leaves them alone
   std::set<Task> demoTasks_;        // running on untrained demo weights
   int checkpointLookups_ = 0;       // demo-weight lookups in flight (discoverCheckpoints)
@@ -261,6 +288,10 @@ class MainWindow : public QMainWindow {
   std::vector<BoundingBox> userBoxes_;
   // A pose run in the user's boxes is on its way: its poses replace result_'s, the other layers stay.
   bool poseEditPending_ = false;
+  VideoTracks tracks_;
+  int selectedTrack_ = -1;
+  std::optional<PersonBoxFile> videoBoxes_;
+  QAction* videoBoxesAction_ = nullptr;
   quint64 cloudGeneration_ = 0;
   quint64 resultGeneration_ = 0;  // counts changes of result_
   quint64 layersResultGeneration_ = 0;

@@ -65,6 +65,10 @@ void VideoExport::start(const VideoExportRequest& request) {
       options.models.device = request.device.toStdString();
       options.models.dtype = request.dtype.toStdString();
       options.models.inputSize = request.inputSize;
+      if (request.personBoxes) {
+        options.personBoxes = request.personBoxes->everyFrame;
+        options.personBoxesByFrame = request.personBoxes->byFrame;
+      }
       VideoRunCallbacks callbacks;
       callbacks.isCancelled = [cancel] { return cancel->load(); };
       callbacks.onProgress = [this](const VideoRunProgress& progress) {

@@ -6,6 +6,7 @@
 
 #include "task_set.h"
 
+#include "sapiens/pipeline/person_box_file.h"
 #include "sapiens/pipeline/preprocess.h"
 
 #include <QObject>
@@ -27,6 +28,7 @@ struct VideoExportRequest {
   QString dtype;
   std::optional<InputSize> inputSize;  ///< default: each model's own
   float keypointThreshold = 0.3f;
+  std::optional<PersonBoxFile> personBoxes;  ///< the user's boxes for pose, per frame or for all
 };
 
 class VideoExport : public QObject {

@@ -2,6 +2,7 @@
 // fixture models; every output read back: the annotated video with libavformat (frames, timestamps), the
 // per-video keypoints JSON, the per-frame files, the manifest.
 
+#include "crossing_video.h"
 #include "sapiens/media/frame_number_pattern.h"
 #include "sapiens/media/video_file_source.h"
 #include "sapiens/media/video_writer.h"
@@ -17,6 +18,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 using sapiens::test::fixture;
@@ -226,6 +228,58 @@ class CliVideoTest : public QObject {
     r = runCli(common + QStringList{"--output", sharded, "--shard", "1/2", "--smooth"});
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("--smooth"), qPrintable(r.err));
+  }
+
+  // Two people cross, one hidden behind the other for 5 frames (the box file lists only the front one):
+  // each keeps one track id through it, in one run and in a run split into shards and merged.
+  void peopleKeepTheirTrackThroughACrossing() {
+    using sapiens::test::CrossingScene;
+    QTemporaryDir dir;
+    const std::string folder = dir.path().toStdString();
+    const QString video = QString::fromStdString(sapiens::test::writeCrossingVideo(folder));
+    const QString boxFile = QString::fromStdString(sapiens::test::writeCrossingBoxes(folder));
+    const QStringList common = QStringList{"run", video,          "--task", "pose",        "--device",
+                                           "cpu", "--input-size", "128x96", "--bbox-file", boxFile} +
+                               model("pose");
+    const QString single = dir.path() + "/single", sharded = dir.path() + "/sharded";
+    auto r = runCli(common + QStringList{"--output", single});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    const QJsonArray poses = readJson(single + "/crossing.pose.json")["frames"].toArray();
+    QCOMPARE(poses.size(), CrossingScene::kFrames);
+    std::map<char, std::set<int>> idsOf;
+    int bSeen = 0;
+    for (int i = 0; i < CrossingScene::kFrames; ++i) {
+      const QJsonArray people = poses[i].toObject()["instances"].toArray();
+      QCOMPARE(people.size(), CrossingScene::bHidden(i) ? 1 : 2);
+      for (const QJsonValue& person : people) {
+        const QJsonArray box = person.toObject()["bbox"].toArray();
+        QCOMPARE(box.size(), 4);
+        const char who = CrossingScene::whoIs(box[0].toDouble(), box[1].toDouble(), i);
+        QVERIFY2(who != '?', qPrintable(QString("frame %1: a pose in no given box").arg(i)));
+        idsOf[who].insert(person.toObject()["track_id"].toInt(-1));
+        bSeen += who == 'b';
+      }
+    }
+    QCOMPARE(bSeen, CrossingScene::kFrames - 5);
+    QCOMPARE(idsOf['a'], std::set<int>{0});  // no identity switch, and b's return starts no new track
+    QCOMPARE(idsOf['b'], std::set<int>{1});
+    QCOMPARE(readJson(single + "/results.json")["tracks"].toInt(), 2);
+
+    // Split at frame 20, inside the occlusion: the second shard alone would call b a new person.
+    for (int k = 1; k <= 2; ++k) {
+      r = runCli(common + QStringList{"--output", sharded, "--shard", QString("%1/2").arg(k)});
+      QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    }
+    r = runCli({"merge", sharded});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QCOMPARE(readJson(sharded + "/crossing.pose.json")["frames"].toArray(), poses);
+    QCOMPARE(readJson(sharded + "/results.json")["tracks"].toInt(), 2);
+
+    // Boxes per frame belong to one video: with pictures they are refused, naming the option.
+    r = runCli({"run", resource("samples/astronaut.png").c_str(), "--task", "pose", "--device", "cpu",
+                "--bbox-file", boxFile, "--output", dir.path() + "/pictures"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--bbox-file") && r.err.contains("per frame"), qPrintable(r.err));
   }
 
   void videoOptionsAreChecked() {

@@ -2,15 +2,18 @@
 // scrubbing and the first/last frame keys land on the frame asked for; playback shows every frame in
 // order, no faster than the file's own rate, and stops at the end or loops; with a model, each frame is
 // shown together with its own results; the test-pattern camera streams with frame rate, latency and
-// dropped frames in the status bar; a file that is not a video is reported and the window goes on.
+// dropped frames in the status bar; a file that is not a video is reported and the window goes on; two
+// people crossing keep their ids, and a click on one shows where their track runs.
 
 #include "camera_dialog.h"
+#include "crossing_video.h"
 #include "image_view.h"
 #include "main_window.h"
 #include "media_player.h"
 #include "tasks_panel.h"
 #include "test_support.h"
 #include "timeline.h"
+#include "track_strip.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/media/frame_number_pattern.h"
@@ -43,7 +46,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 using sapiens::Task;
@@ -422,6 +427,109 @@ class TestVideoGui : public QObject {
                  .size(),
              0);
     window.closeMedia();
+  }
+
+  // Two people cross with the boxes from a file (File > Person Boxes for Video), B hidden behind A for 5
+  // frames: each keeps one id through the video; clicking a person highlights their track, and the
+  // timeline marks the frames they are seen in; a click there goes to that frame.
+  void followsEachPersonsTrackThroughACrossing() {
+    using sapiens::test::CrossingScene;
+    const std::string folder = dir_.path().toStdString();
+    const QString video = QString::fromStdString(sapiens::test::writeCrossingVideo(folder));
+    const QString boxes = QString::fromStdString(sapiens::test::writeCrossingBoxes(folder));
+    MainWindow window;
+    window.resize(1000, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.setInputScale(0.125);  // 128 x 96: quick on two busy cores
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    window.loadCheckpoint(Task::Pose, fixtureModel("pose"));
+    QVERIFY(ready.wait(kTimeoutMs));
+    for (Task task : sapiens::studio::kStudioTasks)
+      window.tasksPanel()->setTaskSelected(task, task == Task::Pose);
+    window.tasksPanel()->setRunsOnOpen(true);
+    QVERIFY(!action(window, "actionVideoPersonBoxes")->isEnabled());
+
+    QSignalSpy results(&window, &MainWindow::resultShown);
+    window.openPaths({video});
+    QVERIFY(results.wait(kTimeoutMs));
+    QVERIFY(action(window, "actionVideoPersonBoxes")->isEnabled());
+    QSignalSpy loaded(&window, &MainWindow::videoBoxesLoaded);
+    window.loadVideoBoxes(dir_.filePath(QStringLiteral("no-such-boxes.json")));
+    QVERIFY(loaded.wait(kTimeoutMs));
+    QVERIFY2(loaded.last().at(1).toString().contains(QStringLiteral("no-such-boxes.json")),
+             qPrintable(loaded.last().at(1).toString()));
+    results.clear();
+    window.loadVideoBoxes(boxes);
+    QVERIFY(loaded.wait(kTimeoutMs));
+    QCOMPARE(loaded.last().at(1).toString(), QString());
+    QVERIFY(results.wait(kTimeoutMs));  // frame 0 again, in the file's boxes
+    QCOMPARE(window.imageView()->poses().size(), std::size_t(2));
+
+    QSignalSpy ended(window.mediaPlayer(), &sapiens::studio::MediaPlayer::ended);
+    action(window, "actionPlayPause")->trigger();
+    QVERIFY(ended.wait(kTimeoutMs * 4));
+    const sapiens::VideoTracks& tracks = window.videoTracks();
+    QCOMPARE(tracks.framesRecorded(), std::size_t(CrossingScene::kFrames));
+    // No identity switch: every box of a track is the same person's.
+    const std::vector<int> ids = tracks.trackIds();
+    QCOMPARE(ids.size(), std::size_t(2));
+    std::map<char, int> idOf;
+    for (int id : ids) {
+      std::set<char> people;
+      for (const auto& [index, box] : tracks.boxesOf(id))
+        people.insert(CrossingScene::whoIs(box.x1, box.y1, int(index)));
+      QCOMPARE(people.size(), std::size_t(1));
+      idOf[*people.begin()] = id;
+    }
+    QVERIFY(idOf.count('a') && idOf.count('b'));
+
+    // On the last frame, the people are drawn with their ids; a click on B highlights B's track.
+    sapiens::widgets::ImageView* view = window.imageView();
+    QCOMPARE(view->poses().size(), std::size_t(2));
+    const auto clickAt = [&](const cv::Rect& box) {
+      const QPointF centre(box.x + box.width / 2.0, box.y + box.height / 2.0);
+      QTest::mouseClick(view, Qt::LeftButton, {}, view->imageToWidget(centre).toPoint());
+    };
+    const int last = CrossingScene::kFrames - 1;
+    clickAt(CrossingScene::b(last));
+    QCOMPARE(window.selectedTrack(), idOf['b']);
+    QCOMPARE(view->highlightedTrack(), idOf['b']);
+    QCOMPARE(view->trackPath().size(), std::size_t(CrossingScene::kFrames - 5));
+    auto* timeline = window.findChild<sapiens::widgets::Timeline*>(QStringLiteral("timeline"));
+    auto* strip = window.findChild<sapiens::widgets::TrackStrip*>(QStringLiteral("timelineTrackStrip"));
+    QVERIFY(timeline && strip);
+    QVERIFY(strip->isVisible());
+    const std::vector<sapiens::TrackSpan> bSpans{{0, 15}, {21, last}};
+    QVERIFY(timeline->trackSpans() == bSpans);
+    QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("#%1").arg(idOf['b'])),
+             qPrintable(window.statusBar()->currentMessage()));
+    clickAt(CrossingScene::a(last));
+    QCOMPARE(window.selectedTrack(), idOf['a']);
+    QVERIFY(timeline->trackSpans() == (std::vector<sapiens::TrackSpan>{{0, last}}));
+
+    // A click on the marks goes to that frame, where the person keeps their id and their highlight.
+    QSignalSpy shown(&window, &MainWindow::mediaFrameShown);
+    results.clear();
+    QTest::mouseClick(strip, Qt::LeftButton, {},
+                      QPoint(int(std::lround(strip->xOf(5))), strip->height() / 2));
+    QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(shown.last().at(0).toLongLong(), 5);
+    if (results.isEmpty()) QVERIFY(results.wait(kTimeoutMs));
+    QCOMPARE(view->poses().size(), std::size_t(2));
+    for (const sapiens::PoseInstance& pose : view->poses()) {
+      const char who = CrossingScene::whoIs(pose.bbox.x1, pose.bbox.y1, 5);
+      QCOMPARE(pose.trackId, idOf[who]);
+    }
+    QCOMPARE(view->highlightedTrack(), idOf['a']);
+    QCOMPARE(tracks.trackIds().size(), std::size_t(2));
+
+    // Beside everyone: nobody is highlighted and the marks go.
+    QTest::mouseClick(view, Qt::LeftButton, {}, view->imageToWidget(QPointF(310, 150)).toPoint());
+    QCOMPARE(window.selectedTrack(), -1);
+    QVERIFY(!strip->isVisible());
+    window.closeMedia();
+    QCOMPARE(window.videoTracks().framesRecorded(), std::size_t(0));
   }
 
   void reportsWhatIsNotAVideoAndGoesOn() {

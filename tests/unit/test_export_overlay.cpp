@@ -3,6 +3,7 @@
 
 #include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/overlay.h"
+#include "sapiens/export/track_colors.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -57,6 +58,7 @@ class TestExportOverlay : public QObject {
   void keypointsAndLinksGetTheirColours();
   void hiddenAndOutsideKeypointsDrawNothing();
   void boxIsDrawnAroundThePerson();
+  void trackedPeopleHaveTheirTracksColourAndId();
   void sizesScaleWithThePicture();
   void refusesPosesTheLayoutDoesNotDescribe();
 };
@@ -126,6 +128,44 @@ void TestExportOverlay::boxIsDrawnAroundThePerson() {
   QCOMPARE(image.at<cv::Vec3b>(460, 450), cv::Vec3b(0, 255, 0));
   QCOMPARE(image.at<cv::Vec3b>(250, 250), cv::Vec3b(0, 0, 0));
   QCOMPARE(image.at<cv::Vec3b>(20, 20), cv::Vec3b(0, 0, 0));
+}
+
+// In a video, each person's box is in their track's colour with "#id" on a tag above its left corner.
+void TestExportOverlay::trackedPeopleHaveTheirTracksColourAndId() {
+  QCOMPARE(sapiens::trackColor(-1), (sapiens::Rgb{0, 255, 0}));
+  for (int id = 0; id < 12; ++id) {
+    for (int other = 0; other < id; ++other) {
+      const sapiens::Rgb a = sapiens::trackColor(id), b = sapiens::trackColor(other);
+      const int distance = std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]);
+      QVERIFY2(distance > 40, qPrintable(QString("tracks %1 and %2 look alike").arg(id).arg(other)));
+    }
+  }
+  const cv::Mat original(500, 500, CV_8UC3, cv::Scalar(0, 0, 0));
+  cv::Mat image = original.clone();
+  auto first = lowScorePose(), second = lowScorePose();
+  first.trackId = 3;
+  second.trackId = 4;
+  second.bbox = {300, 200, 480, 480};
+  sapiens::drawPoses(image, {first, second}, sapiens::keypoints308(),
+                     sapiens::poseDrawStyleFor(image.size()));
+  const auto bgr = [](int id) {
+    const sapiens::Rgb rgb = sapiens::trackColor(id);
+    return cv::Vec3b(rgb[2], rgb[1], rgb[0]);
+  };
+  QCOMPARE(image.at<cv::Vec3b>(250, 50), bgr(3));   // left edge of the first box
+  QCOMPARE(image.at<cv::Vec3b>(480, 400), bgr(4));  // bottom edge of the second
+  // The tag: above the first box's top-left corner (50, 40), in its colour with the id in ink over it.
+  cv::Mat same;
+  cv::inRange(image(cv::Rect(0, 0, 500, 40)), cv::Scalar(bgr(3)), cv::Scalar(bgr(3)), same);
+  const cv::Rect tag = cv::boundingRect(same);
+  QVERIFY2(tag.x == 50 && tag.y + tag.height == 40,
+           qPrintable(QString("tag at %1,%2 %3x%4").arg(tag.x).arg(tag.y).arg(tag.width).arg(tag.height)));
+  QVERIFY2(tag.width >= 12 && tag.height >= 10,
+           qPrintable(QString("tag %1x%2").arg(tag.width).arg(tag.height)));
+  const int tagColour = cv::countNonZero(same(tag));
+  QVERIFY(tagColour > tag.area() / 2);
+  QVERIFY(tagColour < tag.area());  // the text
+  QCOMPARE(image.at<cv::Vec3b>(250, 250), cv::Vec3b(0, 0, 0));
 }
 
 void TestExportOverlay::sizesScaleWithThePicture() {

@@ -3,6 +3,7 @@
 // each box), so who is who is known.
 
 #include "sapiens/pipeline/person_tracker.h"
+#include "sapiens/pipeline/video_tracks.h"
 
 #include <QtTest>
 
@@ -42,6 +43,42 @@ std::map<int, std::vector<int>> trackIds(const Scene& scene, PersonTracker& trac
     for (std::size_t i = 0; i < people.size(); ++i) ids[people[i].first].push_back(frame.poses[i].trackId);
   }
   return ids;
+}
+
+// Two people walking towards each other and crossing; the one behind (1) is hidden for frames 34-38.
+Scene crossingWithOcclusion() {
+  Scene scene;
+  for (int f = 0; f < 60; ++f) {
+    std::vector<std::pair<int, PoseInstance>> people;
+    people.emplace_back(0, walker(200 + 12.0 * f, 360, 1));
+    if (f < 34 || f >= 39) people.emplace_back(1, walker(1080 - 12.0 * f, 380, -1));
+    scene.frames.push_back(std::move(people));
+  }
+  return scene;
+}
+
+// Records `frames` of `scene` into `tracks` in the order given; per person, the ids they got.
+void play(const Scene& scene, const std::vector<int>& frames, VideoTracks& tracks,
+          std::map<int, std::vector<int>>& ids) {
+  for (int f : frames) {
+    std::vector<PoseInstance> people;
+    for (const auto& entry : scene.frames[static_cast<std::size_t>(f)]) people.push_back(entry.second);
+    tracks.record(f, people);
+    for (std::size_t i = 0; i < people.size(); ++i)
+      ids[scene.frames[static_cast<std::size_t>(f)][i].first].push_back(people[i].trackId);
+  }
+}
+
+std::vector<int> range(int first, int last) {
+  std::vector<int> frames;
+  for (int f = first; f <= last; ++f) frames.push_back(f);
+  return frames;
+}
+
+QString spansText(const std::vector<TrackSpan>& spans) {
+  QStringList parts;
+  for (const TrackSpan& span : spans) parts << QStringLiteral("%1-%2").arg(span.first).arg(span.last);
+  return parts.join(QLatin1Char(','));
 }
 
 int distinct(const std::vector<int>& ids) {
@@ -185,6 +222,75 @@ class TestPersonTracker : public QObject {
     QCOMPARE(whole[26][1].trackId, 1);
     QCOMPARE(whole[33][0].trackId, 1);
     QCOMPARE(whole.back()[2].trackId, 2);
+  }
+
+  // The studio's record of what the user played: in order, it gives what one tracker gives, and its spans
+  // say where each person is seen.
+  void aViewerPlayingInOrderSeesEachPersonsTrack() {
+    const Scene scene = crossingWithOcclusion();
+    VideoTracks tracks;
+    std::map<int, std::vector<int>> ids;
+    play(scene, range(0, 59), tracks, ids);
+    QCOMPARE(distinct(ids.at(0)), 1);
+    QCOMPARE(distinct(ids.at(1)), 1);
+    QVERIFY(ids.at(0).front() != ids.at(1).front());
+    QCOMPARE(tracks.framesRecorded(), std::size_t(60));
+    QCOMPARE(tracks.trackIds().size(), std::size_t(2));
+    QCOMPARE(spansText(tracks.spansOf(ids.at(0).front())), QStringLiteral("0-59"));
+    QCOMPARE(spansText(tracks.spansOf(ids.at(1).front())), QStringLiteral("0-33,39-59"));
+    const auto boxes = tracks.boxesOf(ids.at(1).front());
+    QCOMPARE(boxes.size(), std::size_t(55));
+    QCOMPARE(boxes.front().first, std::int64_t(0));
+    QCOMPARE(boxes.front().second.x1, scene.frames[0][1].second.bbox.x1);
+    QVERIFY(tracks.spansOf(99).empty());
+  }
+
+  // Scrubbing: a jump ahead, filling the gap afterwards, going back over frames seen and running one frame
+  // twice; each person still ends up with one id over the whole video.
+  void scrubbingKeepsEveryonesId() {
+    const Scene scene = crossingWithOcclusion();
+    VideoTracks tracks;
+    std::map<int, std::vector<int>> ids;
+    play(scene, range(0, 20), tracks, ids);
+    play(scene, range(40, 59), tracks, ids);  // a jump: at first new ids
+    play(scene, range(21, 39), tracks, ids);  // the gap joins the two
+    play(scene, range(10, 15), tracks, ids);
+    play(scene, {50, 50, 3}, tracks, ids);
+    QCOMPARE(tracks.framesRecorded(), std::size_t(60));
+    const std::vector<int> seen = tracks.trackIds();
+    QCOMPARE(seen.size(), std::size_t(2));
+    const auto idAt = [&](int frame, int who) {
+      std::vector<PoseInstance> people;
+      for (const auto& entry : scene.frames[static_cast<std::size_t>(frame)]) people.push_back(entry.second);
+      tracks.record(frame, people);
+      for (std::size_t i = 0; i < people.size(); ++i)
+        if (scene.frames[static_cast<std::size_t>(frame)][i].first == who) return people[i].trackId;
+      return -1;
+    };
+    const int a = idAt(0, 0), b = idAt(0, 1);
+    QVERIFY(a != b);
+    QCOMPARE(spansText(tracks.spansOf(a)), QStringLiteral("0-59"));
+    QCOMPARE(spansText(tracks.spansOf(b)), QStringLiteral("0-33,39-59"));
+    for (int f : {5, 25, 45, 59}) {
+      QCOMPARE(idAt(f, 0), a);
+      QCOMPARE(idAt(f, 1), b);
+    }
+  }
+
+  void someoneNewAfterAJumpGetsANewId() {
+    VideoTracks tracks;
+    std::vector<PoseInstance> first = {walker(300, 300, 1)};
+    tracks.record(0, first);
+    std::vector<PoseInstance> later = {walker(900, 300, -1)};  // somewhere else, someone else
+    tracks.record(200, later);
+    QVERIFY(later[0].trackId > first[0].trackId);
+    std::vector<PoseInstance> nobody;
+    tracks.record(201, nobody);
+    QCOMPARE(tracks.framesRecorded(), std::size_t(3));
+    QCOMPARE(spansText(tracks.spansOf(later[0].trackId)), QStringLiteral("200-200"));
+    tracks.clear();
+    QCOMPARE(tracks.framesRecorded(), std::size_t(0));
+    QVERIFY(tracks.trackIds().empty());
   }
 
   void similarityMeasures() {

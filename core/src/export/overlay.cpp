@@ -2,6 +2,7 @@
 
 #include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/seg_classes.h"
+#include "sapiens/export/track_colors.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -33,6 +34,26 @@ std::optional<cv::Point> roundedPoint(const std::array<double, 2>& point) {
   return cv::Point(static_cast<int>(std::nearbyint(point[0])), static_cast<int>(std::nearbyint(point[1])));
 }
 
+// "#id" on a tag in the track's colour, on the box's top edge at its left corner (inside the picture).
+void drawTrackTag(cv::Mat& imageBgr, cv::Point corner, int trackId, const cv::Scalar& color,
+                  int boxThickness) {
+  const std::string text = "#" + std::to_string(trackId);
+  const double scale = std::max(0.35, 0.2 * boxThickness);
+  const int thickness = std::max(1, boxThickness / 2);
+  int baseline = 0;
+  const cv::Size size = cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, scale, thickness, &baseline);
+  const int pad = std::max(1, boxThickness);
+  cv::Rect tag(corner.x, corner.y - size.height - baseline - 2 * pad, size.width + 2 * pad,
+               size.height + baseline + 2 * pad);
+  tag.x = std::clamp(tag.x, 0, std::max(0, imageBgr.cols - tag.width));
+  tag.y = std::clamp(tag.y, 0, std::max(0, imageBgr.rows - tag.height));
+  cv::rectangle(imageBgr, tag, color, cv::FILLED, cv::LINE_8);
+  const double luma = 0.114 * color[0] + 0.587 * color[1] + 0.299 * color[2];
+  const cv::Scalar ink = luma > 140 ? cv::Scalar(0, 0, 0) : cv::Scalar(255, 255, 255);
+  cv::putText(imageBgr, text, cv::Point(tag.x + pad, tag.y + pad + size.height), cv::FONT_HERSHEY_SIMPLEX,
+              scale, ink, thickness, cv::LINE_AA);
+}
+
 }  // namespace
 
 PoseDrawStyle poseDrawStyleFor(cv::Size imageSize, float keypointThreshold) {
@@ -62,8 +83,11 @@ void drawPoses(cv::Mat& imageBgr, const std::vector<PoseInstance>& poses, const 
     if (style.boxThickness > 0) {
       const auto corner1 = roundedPoint({pose.bbox.x1, pose.bbox.y1});
       const auto corner2 = roundedPoint({pose.bbox.x2, pose.bbox.y2});
-      if (corner1 && corner2)
-        cv::rectangle(imageBgr, *corner1, *corner2, kBoxColor, style.boxThickness, cv::LINE_8);
+      if (corner1 && corner2) {
+        const cv::Scalar color = pose.trackId >= 0 ? toBgr(trackColor(pose.trackId)) : kBoxColor;
+        cv::rectangle(imageBgr, *corner1, *corner2, color, style.boxThickness, cv::LINE_8);
+        if (pose.trackId >= 0) drawTrackTag(imageBgr, *corner1, pose.trackId, color, style.boxThickness);
+      }
     }
 
     // Where each keypoint is drawn, if it is: score >= threshold and inside the picture.

@@ -23,7 +23,8 @@ struct PoseDrawStyle {
 /// The official demo's radius and thickness (8 px) scaled by the longer image side / 1024, at least 1.
 PoseDrawStyle poseDrawStyleFor(cv::Size imageSize, float keypointThreshold = 0.3f);
 
-/// Draws on `imageBgr` (CV_8UC3), per instance: its box (green), then each skeleton link whose two ends
+/// Draws on `imageBgr` (CV_8UC3), per instance: its box (green; a tracked person's in their track's
+/// colour, with "#id" on a tag at its top-left corner), then each skeleton link whose two ends
 /// score >= the threshold and lie inside the picture (after rounding half to even), then each keypoint
 /// that does, as anti-aliased lines and filled circles in `metadata`'s colours. Throws
 /// std::invalid_argument when an instance has more keypoints than `metadata` describes.
