@@ -2,6 +2,7 @@
 // before and after, and write the model (or its head) in the official key layout.
 
 #include "cli_command.h"
+#include "stop_signals.h"
 #include "input_size_option.h"
 
 #include "sapiens/common/log.h"
@@ -114,7 +115,7 @@ int runFinetune(const FinetuneArgs& a) {
   FineTuner tuner(std::move(model), std::move(labels), settings);
   TrainingControl control;
   activeControl = &control;
-  std::signal(SIGINT, [](int) {
+  onStopSignals([](int) {
     if (activeControl) activeControl->stop();
   });
   const bool terminal = isatty(STDERR_FILENO);

@@ -2,6 +2,7 @@
 // the checkpoint root, resumable downloads into the official layout, and header-level validation.
 
 #include "cli_command.h"
+#include "stop_signals.h"
 
 #include "sapiens/common/paths.h"
 #include "sapiens/model/checkpoint_locator.h"
@@ -162,7 +163,7 @@ int downloadModels(const ModelsArgs& a) {
     return kEnvironment;
   }
   const std::string root = rootOf(a);
-  std::signal(SIGINT, [](int) { interrupted = true; });
+  onStopSignals([](int) { interrupted = true; });
   const bool terminal = isatty(STDERR_FILENO);
   std::vector<std::string> headers;
   if (const char* token = std::getenv("HF_TOKEN"); token && *token)

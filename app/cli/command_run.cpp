@@ -1,6 +1,7 @@
 // sapiens-cli run: pictures (files, folders) through the task models, with every result exported.
 
 #include "cli_command.h"
+#include "stop_signals.h"
 #include "input_size_option.h"
 #include "task_list_option.h"
 
@@ -214,7 +215,7 @@ int runRun(const RunArgs& a) {
   options.exports.plyFaces = a.plyFaces;
   options.exports.overlays = !a.noOverlay;
 
-  std::signal(SIGINT, [](int) { interrupted = true; });
+  onStopSignals([](int) { interrupted = true; });
   if (!a.camera.empty() || isVideoInput(a.inputs)) {
     if (options.shard && !a.camera.empty())
       throw CLI::ValidationError("--shard", "a camera cannot be split into shards");

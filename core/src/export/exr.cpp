@@ -68,16 +68,18 @@ void writeExr(const std::string& path, const cv::Mat& map) {
   } else {
     ordered = map;
   }
+  // Written by name into a temporary file beside the target: OpenCV's in-memory OpenEXR encoding goes
+  // through a file of its own in the system's temp folder, which a killed run would leave behind.
   const std::vector<int> params = {cv::IMWRITE_EXR_TYPE, cv::IMWRITE_EXR_TYPE_FLOAT};
-  std::vector<uchar> encoded;
+  AtomicFile file(path, ".exr");
   try {
-    if (!cv::imencode(".exr", ordered, encoded, params) || encoded.empty()) {
-      throw ExportError(path, "OpenCV failed to encode the map as OpenEXR");
+    if (!cv::imwrite(file.temporaryPath(), ordered, params)) {
+      throw ExportError(path, "OpenCV failed to write the map as OpenEXR");
     }
   } catch (const cv::Exception& error) {
-    throw ExportError(path, "OpenCV failed to encode the map as OpenEXR: " + error.msg);
+    throw ExportError(path, "OpenCV failed to write the map as OpenEXR: " + error.msg);
   }
-  writeFileAtomically(path, std::string_view(reinterpret_cast<const char*>(encoded.data()), encoded.size()));
+  file.commit();
 }
 
 }  // namespace sapiens

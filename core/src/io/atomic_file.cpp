@@ -35,7 +35,7 @@ std::string randomSuffix() {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path, std::string_view tempSuffix) : path_(std::move(path)) {
   const auto slash = path_.find_last_of('/');
   const std::string name = slash == std::string::npos ? path_ : path_.substr(slash + 1);
   if (name.empty() || name == "." || name == "..") {
@@ -50,7 +50,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   constexpr int kAttempts = 16;
   for (int attempt = 0; attempt < kAttempts && fd_ < 0; ++attempt) {
     tempPath_ = (folder == "/" ? "" : folder) + "/." + name + ".tmp-" + std::to_string(::getpid()) + "-" +
-                randomSuffix();
+                randomSuffix() + std::string(tempSuffix);
     fd_ = ::open(tempPath_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exists ? 0600 : 0644);
     if (fd_ < 0 && errno != EEXIST) break;
   }

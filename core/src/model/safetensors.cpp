@@ -328,7 +328,8 @@ struct SafetensorsFile::Impl {
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
   auto fail = [&](const std::string& reason) -> SafetensorsError { return SafetensorsError(path, reason); };
 
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int error = errno;
     throw fail("cannot open: " + errnoText(error));
@@ -345,7 +346,12 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    throw fail("not a regular file");
+    const char* kind = S_ISFIFO(info.st_mode)   ? "a FIFO"
+                       : S_ISSOCK(info.st_mode) ? "a socket"
+                       : S_ISCHR(info.st_mode)  ? "a character device"
+                       : S_ISBLK(info.st_mode)  ? "a block device"
+                                                : "a special file";
+    throw fail(std::string("is ") + kind + ", not a regular file");
   }
   const auto fileSize = static_cast<std::uint64_t>(info.st_size);
   if (fileSize == 0) {

@@ -16,8 +16,9 @@ class IoError : public std::runtime_error {
 
 class AtomicFile {
  public:
-  /// Opens a temporary file next to `path`. Throws IoError naming the path on failure.
-  explicit AtomicFile(std::string path);
+  /// Opens a temporary file next to `path`, its name ending with `tempSuffix` (for writers that choose
+  /// the format by the extension). Throws IoError naming the path on failure.
+  explicit AtomicFile(std::string path, std::string_view tempSuffix = {});
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   /// Removes the temporary file unless commit() succeeded.
@@ -30,6 +31,9 @@ class AtomicFile {
   void commit();
 
   const std::string& path() const { return path_; }
+  /// The temporary file: a library that writes files by name (OpenCV's OpenEXR writer) may fill it
+  /// instead of write(); commit() then puts it in place.
+  const std::string& temporaryPath() const { return tempPath_; }
 
  private:
   std::string path_;
