@@ -83,17 +83,16 @@ FileCheck checkFile(const Entry& entry, const std::string& path) {
   FileCheck check;
   check.path = path;
   std::error_code ec;
+  // Anything standing where the checkpoint goes is checked: SafetensorsFile::open refuses a directory,
+  // a FIFO or a device, naming which.
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) return check;
+  if (std::filesystem::is_regular_file(status)) check.bytes = std::filesystem::file_size(path, ec);
   auto invalid = [&](const std::string& problem) {
     check.state = FileState::Invalid;
     check.problem = problem;
     return check;
   };
-  if (!std::filesystem::is_regular_file(status))
-    return invalid(path +
-                   ": not a regular file (a directory, FIFO or device stands where the checkpoint goes)");
-  check.bytes = std::filesystem::file_size(path, ec);
   try {
     const SafetensorsFile file = SafetensorsFile::open(path);
     TensorShapes shapes;

@@ -10,6 +10,17 @@ VideoTracks::~VideoTracks() = default;
 VideoTracks::VideoTracks(VideoTracks&&) noexcept = default;
 VideoTracks& VideoTracks::operator=(VideoTracks&&) noexcept = default;
 
+std::vector<PoseInstance> VideoTracks::asPoses(const std::vector<Person>& people) {
+  std::vector<PoseInstance> poses(people.size());
+  for (std::size_t i = 0; i < poses.size(); ++i) poses[i].bbox = people[i].box;
+  return poses;
+}
+
+void VideoTracks::missFrames(std::int64_t count) {
+  std::vector<PoseInstance> nobody;
+  for (std::int64_t i = 0; i < count; ++i) tracker_.assign(nobody);
+}
+
 void VideoTracks::clear() {
   frames_.clear();
   idOfTrackerId_.clear();
@@ -54,10 +65,8 @@ std::int64_t VideoTracks::warmUp(std::int64_t index) {
   if (frame == frames_.end() || frame->first >= index) return previous;
   previous = frame->first - 1;
   for (; frame != frames_.end() && frame->first < index; ++frame) {
-    std::vector<PoseInstance> nobody;
-    for (std::int64_t skipped = previous + 1; skipped < frame->first; ++skipped) tracker_.assign(nobody);
-    std::vector<PoseInstance> recorded(frame->second.size());
-    for (std::size_t i = 0; i < recorded.size(); ++i) recorded[i].bbox = frame->second[i].box;
+    missFrames(frame->first - previous - 1);
+    std::vector<PoseInstance> recorded = asPoses(frame->second);
     tracker_.assign(recorded);
     for (std::size_t i = 0; i < recorded.size(); ++i)
       if (recorded[i].trackId >= 0) idOfTrackerId_[recorded[i].trackId] = frame->second[i].id;
@@ -76,8 +85,7 @@ void VideoTracks::record(std::int64_t index, std::vector<PoseInstance>& people) 
     startTracking();
     lastIndex_ = warmUp(index);
   }
-  std::vector<PoseInstance> nobody;
-  for (std::int64_t skipped = lastIndex_ + 1; skipped < index; ++skipped) tracker_.assign(nobody);
+  missFrames(index - lastIndex_ - 1);
   for (PoseInstance& person : people) person.trackId = -1;
   tracker_.assign(people);
   lastIndex_ = index;
@@ -86,8 +94,7 @@ void VideoTracks::record(std::int64_t index, std::vector<PoseInstance>& people) 
   std::vector<int> recordedIdOf(people.size(), -1);
   const auto before = frames_.find(index);
   if (before != frames_.end() && !before->second.empty() && !people.empty()) {
-    std::vector<PoseInstance> recorded(before->second.size());
-    for (std::size_t i = 0; i < recorded.size(); ++i) recorded[i].bbox = before->second[i].box;
+    const std::vector<PoseInstance> recorded = asPoses(before->second);
     TrackingOptions byBox = options_;
     byBox.keypointWeight = 0;
     const std::vector<int> pairs = pairPeople(recorded, people, byBox);
@@ -126,8 +133,7 @@ void VideoTracks::joinNext(std::int64_t index) {
   const bool strangers = std::any_of(next->second.begin(), next->second.end(),
                                      [&](const Person& person) { return !known.count(person.id); });
   if (!strangers) return;
-  std::vector<PoseInstance> recorded(next->second.size());
-  for (std::size_t i = 0; i < recorded.size(); ++i) recorded[i].bbox = next->second[i].box;
+  std::vector<PoseInstance> recorded = asPoses(next->second);
   tracker_.assign(recorded);
   for (std::size_t i = 0; i < recorded.size(); ++i) {
     if (recorded[i].trackId < 0) continue;

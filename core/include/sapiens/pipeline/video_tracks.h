@@ -4,8 +4,7 @@
 // tracks (PersonTracker); a jump starts tracking afresh from the recorded frames just before the new one;
 // a frame recorded before keeps the ids it had (its people are paired with the recorded ones by box
 // overlap), a track found to be a recorded person takes that person's id, and a filled gap joins the
-// tracks on its two sides. Ids are never given to two
-// people.
+// tracks on its two sides. Ids are never given to two people.
 
 #include "sapiens/pipeline/person_tracker.h"
 
@@ -50,6 +49,10 @@ class VideoTracks {
     BoundingBox box;
     int id = -1;
   };
+  /// The recorded people as poses with only their boxes, for the tracker.
+  static std::vector<PoseInstance> asPoses(const std::vector<Person>& people);
+  /// Tells the tracker `count` frames went by without anyone.
+  void missFrames(std::int64_t count);
   void startTracking();
   /// Feeds the fresh tracker the recorded frames of the few before `index`, under their recorded ids;
   /// returns the last frame fed (index - 1 when none was).
