@@ -300,20 +300,19 @@ class TestBf16Accuracy : public QObject {
       return;
     }
     CHECK_BF16(true, bf16[2], control[2], 0.0);
-    // The scale: the fixture's scale branch turns the bf16 backbone's 0.4 % featmap drift into ~10 % (the
-    // weights' rounding alone: 0.2 % -> 1.5 %); in bf16 itself, on the fp32 featmap, it is within 1 %.
+    // The scale: the fixture's random scale branch ends near zero, so its relative error is large for any
+    // noise at its input (the weights' rounding alone: ~3 %, the featmap's rounding to bf16: ~1 %); what
+    // bf16 arithmetic adds, given the same rounded weights and featmap, stays within 1 %.
     c10::InferenceMode guard;
     const at::Tensor input = normalizeImage(letterboxToInput(bgr, defaultInputSize(models.fp32)).image);
-    const at::Tensor featmap = models.fp32.backboneFeatures(input);
-    const double reference = models.fp32.forwardHead(featmap).get("scale").item<double>();
-    const double head =
-        models.bf16.forwardHead(featmap.to(at::kBFloat16)).get("scale").to(at::kFloat).item<double>();
-    const double fromBackbone = models.fp32.forwardHead(models.bf16.backboneFeatures(input).to(at::kFloat))
-                                    .get("scale")
-                                    .item<double>();
-    qInfo("pointmap scale: bf16 head on the fp32 featmap %.3g relative, fp32 head on the bf16 featmap %.3g",
-          std::abs(head - reference) / std::abs(reference),
-          std::abs(fromBackbone - reference) / std::abs(reference));
+    const at::Tensor featmap = models.fp32.backboneFeatures(input).to(at::kBFloat16);
+    const double fp32 = models.fp32.forwardHead(featmap.to(at::kFloat)).get("scale").item<double>();
+    const double reference = models.rounded.forwardHead(featmap.to(at::kFloat)).get("scale").item<double>();
+    const double head = models.bf16.forwardHead(featmap).get("scale").to(at::kFloat).item<double>();
+    qInfo(
+        "pointmap scale on the bf16-rounded fp32 featmap: bf16 head %.3g relative to fp32 arithmetic on the "
+        "same weights; those weights %.3g relative to the unrounded ones",
+        std::abs(head - reference) / std::abs(reference), std::abs(reference - fp32) / std::abs(fp32));
     QVERIFY2(std::abs(head - reference) <= 0.01 * std::abs(reference), qPrintable(QString::number(head)));
   }
 

@@ -32,10 +32,20 @@ at::Tensor denseStack(const ParameterAccess& p, const HeadArch& head, at::Tensor
 }
 
 // PointmapHead's scale branch on the featmap: stride-2 convs, per-sample flatten, MLP -> (B, 1).
+// Always float32: one number scales the whole pointmap, and bf16 arithmetic (oneDNN's bf16 convolutions
+// round every output) moves it by 1-2 %; the branch is about 1 % of the model's arithmetic.
 at::Tensor pointmapScale(const ParameterAccess& p, const HeadArch& head, const at::Tensor& featmap) {
-  at::Tensor x = featmap;
+  auto weight = [&](const std::string& name) { return p(name + ".weight").to(at::kFloat); };
+  auto bias = [&](const std::string& name) {
+    const at::Tensor b = p.optional(name + ".bias");
+    return b.defined() ? b.to(at::kFloat) : b;
+  };
+  at::Tensor x = featmap.to(at::kFloat);
   for (std::size_t t = 0; t < head.scaleConvChannels.size(); ++t) {
-    x = at::silu(instanceNorm(conv2d(x, p, indexed("scale_conv_layers", 3 * t), 2)));
+    const std::string name = indexed("scale_conv_layers", 3 * t);
+    const at::Tensor w = weight(name);
+    const int64_t padding = (w.size(2) - 1) / 2;
+    x = at::silu(instanceNorm(at::conv2d(x, w, bias(name), {2, 2}, {padding, padding})));
   }
   if (!head.scaleMlp.empty() && x.size(1) * x.size(2) * x.size(3) != head.scaleMlp.front()) {
     throw ModelRunError(fmt::format(
@@ -47,7 +57,8 @@ at::Tensor pointmapScale(const ParameterAccess& p, const HeadArch& head, const a
   x = x.flatten(1);
   const std::size_t layers = head.scaleMlp.empty() ? 0 : head.scaleMlp.size() - 1;
   for (std::size_t t = 0; t < layers; ++t) {
-    x = linear(x, p, indexed("scale_final_layer", 2 * t + 1));
+    const std::string name = indexed("scale_final_layer", 2 * t + 1);
+    x = at::linear(x, weight(name), bias(name));
     if (t + 1 < layers) x = at::silu(x);
   }
   return x;
