@@ -1,8 +1,8 @@
 // sapiens-cli run: pictures (files, folders) through the task models, with every result exported.
 
 #include "cli_command.h"
-#include "stop_signals.h"
 #include "input_size_option.h"
+#include "stop_signals.h"
 #include "task_list_option.h"
 
 #include "sapiens/common/log.h"
@@ -168,11 +168,20 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch,
   if (s.cancelled) std::cout << " (cancelled)";
   std::cout << "; manifest " << summary.manifestPath << "\n";
   for (const auto& e : summary.taskErrors) std::cerr << "task failed: " << e << "\n";
+  bool taskFailed = false;
+  for (const auto& [task, p] : summary.frameProblems) {
+    if (p.failedFrames) {
+      std::cerr << "task failed: " << taskName(task) << " on " << p.failedFrames
+                << " frame(s): " << p.firstError << "\n";
+      taskFailed = true;
+    }
+    if (p.warnedFrames) std::cerr << "warning: " << p.warnedFrames << " frame(s): " << p.firstWarning << "\n";
+  }
   if (!s.error.empty()) {
     std::cerr << "failed (" << s.failedStage << "): " << s.error << "\n";
     return s.processed > 0 ? kPartial : kFailure;
   }
-  return !summary.taskErrors.empty() || s.cancelled ? kPartial : kOk;
+  return !summary.taskErrors.empty() || taskFailed || s.cancelled ? kPartial : kOk;
 }
 
 // K/N with 1 <= K <= N.
@@ -209,7 +218,8 @@ int runRun(const RunArgs& a) {
   PersonBoxFile boxFile;
   if (!a.boxFile.empty()) {
     boxFile = readPersonBoxFile(a.boxFile);
-    options.personBoxes.insert(options.personBoxes.end(), boxFile.everyFrame.begin(), boxFile.everyFrame.end());
+    options.personBoxes.insert(options.personBoxes.end(), boxFile.everyFrame.begin(),
+                               boxFile.everyFrame.end());
   }
   options.exports.plyEncoding = a.ply == "ascii" ? PlyEncoding::Ascii : PlyEncoding::BinaryLittleEndian;
   options.exports.plyFaces = a.plyFaces;
@@ -241,19 +251,26 @@ int runRun(const RunArgs& a) {
   const std::size_t failed = summary.failedCount();
   std::cout << "run: " << summary.inputs.size() - failed << " of " << summary.inputs.size()
             << " picture(s) done";
+  const std::size_t partial = summary.partialCount();
+  if (partial) std::cout << " (" << partial << " with a task failed)";
   if (failed) std::cout << ", " << failed << " failed";
   if (!summary.taskErrors.empty()) std::cout << ", " << summary.taskErrors.size() << " task(s) could not run";
   if (summary.cancelled) std::cout << " (cancelled)";
   std::cout << "; manifest " << summary.manifestPath << "\n";
-  for (const auto& o : summary.inputs)
+  for (const auto& o : summary.inputs) {
     if (!o.ok) std::cerr << "failed: " << o.input << ": " << o.error << "\n";
+    for (const auto& [task, error] : o.taskErrors)
+      std::cerr << "task failed: " << taskName(task) << " on " << o.input << ": " << error << "\n";
+    for (const auto& [task, warning] : o.warnings)
+      std::cerr << "warning: " << o.input << ": " << warning << "\n";
+  }
   for (const auto& e : summary.taskErrors) std::cerr << "task failed: " << e << "\n";
   if (summary.inputs.empty()) {
     std::cerr << "run: no pictures found in the inputs given\n";
     return kFailure;
   }
   if (failed == summary.inputs.size()) return kFailure;
-  return failed || !summary.taskErrors.empty() || summary.cancelled ? kPartial : kOk;
+  return failed || partial || !summary.taskErrors.empty() || summary.cancelled ? kPartial : kOk;
 }
 
 CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
@@ -303,7 +320,8 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option("--kpt-thr", a->keypointThreshold, "Keypoint score threshold for overlays")
       ->capture_default_str();
   sub->add_option("--bbox", a->boxes, "Person box x1,y1,x2,y2 for pose (repeatable)");
-  sub->add_option("--bbox-file", a->boxFile, "JSON person boxes: [[x1,y1,x2,y2], ...] for every picture, or "
+  sub->add_option("--bbox-file", a->boxFile,
+                  "JSON person boxes: [[x1,y1,x2,y2], ...] for every picture, or "
                   "{\"frames\": [{\"frame\": N, \"boxes\": [...]}, ...]} per video frame");
   sub->add_option("--ply", a->ply, "PLY encoding")
       ->check(CLI::IsMember({"binary", "ascii"}))

@@ -99,17 +99,19 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
   const auto start = std::chrono::steady_clock::now();
   auto stale = [&] { return latestGeneration_->load() != generation; };
   FrameResult frame;
-  Task current = Task::Seg;
-  InputSize size;
-  bool onGpu = false;
-  try {
-    for (Task task : kStudioTasks) {
-      if (!contains(tasks, task)) continue;
-      if (stale()) {
-        Q_EMIT runDropped(generation);
-        return;
-      }
-      current = task;
+  // A task that fails leaves the others' results standing (its reason is in frame.taskErrors); only when
+  // every task failed is it the run's failure.
+  std::size_t ran = 0;
+  for (Task task : kStudioTasks) {
+    if (!contains(tasks, task)) continue;
+    if (stale()) {
+      Q_EMIT runDropped(generation);
+      return;
+    }
+    ++ran;
+    InputSize size;
+    bool onGpu = false;
+    try {
       const Model* model = modelFor(task, device, dtype);
       if (!model) {
         throw std::runtime_error("no " + std::string(taskName(task)) +
@@ -119,17 +121,29 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
       size = scaledInputSize(defaultInputSize(*model), inputScale);
       onGpu = model->device().is_cuda();
       analyzeTask(*model, bgr, frame, size, personBoxes);
+    } catch (const std::exception& e) {
+      std::string reason = oneLine(e);
+      // Said in the studio's terms: its Resolution is what a user can lower (there is no batch here).
+      if (isOutOfMemory(e, reason))
+        reason = fmt::format(
+            "Not enough memory to run the {} model at {}x{}: choose a lower Resolution in the Compute "
+            "toolbar{} ({})",
+            taskName(task), size.height, size.width,
+            onGpu ? ", a smaller model or the CPU" : " or a smaller model", reason);
+      frame.taskErrors[task] = reason;
     }
-  } catch (const std::exception& e) {
-    std::string reason = oneLine(e);
-    // Said in the studio's terms: its Resolution is what a user can lower (there is no batch here).
-    if (isOutOfMemory(e, reason))
-      reason = fmt::format(
-          "Not enough memory to run the {} model at {}x{}: choose a lower Resolution in the Compute "
-          "toolbar{} ({})",
-          taskName(current), size.height, size.width,
-          onGpu ? ", a smaller model or the CPU" : " or a smaller model", reason);
-    logger().error("{}: {}", imagePath.toStdString(), reason);
+  }
+  for (const auto& [task, warning] : frame.warnings)
+    logger().warn("{}: {}", imagePath.toStdString(), warning);
+  for (const auto& [task, reason] : frame.taskErrors)
+    logger().error("{}: {}: {}", imagePath.toStdString(), taskName(task), reason);
+  if (ran > 0 && frame.taskErrors.size() == ran) {
+    std::string reason = frame.taskErrors.begin()->second;
+    if (ran > 1) {
+      reason = "Every task failed:";
+      for (const auto& [task, why] : frame.taskErrors) reason += fmt::format(" {}: {};", taskName(task), why);
+      reason.pop_back();
+    }
     Q_EMIT runFailed(generation, imagePath, QString::fromStdString(reason));
     return;
   }

@@ -860,7 +860,14 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
   }
   latencyLabel_->setText(fromCache ? tr("cached") : tr("%1 ms").arg(wallMs, 0, 'f', 0));
   latencyLabel_->setToolTip(perTask.join(QStringLiteral(", ")));
-  statusBar()->clearMessage();
+  QStringList failures;
+  for (const auto& [task, reason] : result.taskErrors)
+    failures << tr("%1 failed: %2").arg(taskLabel(task), QString::fromStdString(reason));
+  for (const auto& [task, warning] : result.warnings) failures << QString::fromStdString(warning);
+  if (failures.isEmpty())
+    statusBar()->clearMessage();
+  else
+    statusBar()->showMessage(failures.join(QStringLiteral("; ")), kStatusMessageMs);
   updateModelLabels();
   applyLayers();
   updateExportActions();

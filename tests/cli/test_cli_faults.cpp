@@ -1,5 +1,6 @@
-// Faults and hostile inputs through the real binary: a FIFO where a checkpoint should be, SIGTERM in
-// the middle of a run, OpenCV's temporary files kept out of the system's temp folder.
+// Faults and hostile inputs through the real binary: a FIFO where a checkpoint should be, a checkpoint
+// whose forward overflows, a task that fails on a picture beside others that work, SIGTERM in the middle
+// of a run, OpenCV's temporary files kept out of the system's temp folder.
 
 #include "crossing_video.h"
 #include "test_support.h"
@@ -8,15 +9,20 @@
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <sys/stat.h>
 
+#include <cstring>
 #include <functional>
 
 using sapiens::test::describe;
@@ -40,6 +46,26 @@ QStringList filesUnder(const QString& folder) {
   QDirIterator it(folder, QDir::Files | QDir::Hidden | QDir::System, QDirIterator::Subdirectories);
   while (it.hasNext()) names << QDir(folder).relativeFilePath(it.next());
   return names;
+}
+
+// A copy of the fixture `task` model with `count` values of `key` (F32) set to `value`: finite weights so
+// large that the forward overflows.
+QString withHugeWeights(const char* task, const QString& key, int count, float value, const QString& path) {
+  QFile in(fixtureModel(task));
+  if (!in.open(QIODevice::ReadOnly)) return {};
+  QByteArray bytes = in.readAll();
+  quint64 headerSize = 0;
+  std::memcpy(&headerSize, bytes.constData(), sizeof headerSize);
+  const QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, static_cast<int>(headerSize))).object();
+  const QJsonArray offsets = header[key].toObject()["data_offsets"].toArray();
+  if (offsets.size() != 2) return {};
+  const qint64 begin = 8 + static_cast<qint64>(headerSize) + offsets[0].toInteger();
+  const qint64 end = 8 + static_cast<qint64>(headerSize) + offsets[1].toInteger();
+  for (qint64 at = begin; at < end && at < begin + count * 4; at += 4)
+    std::memcpy(bytes.data() + at, &value, 4);
+  QFile out(path);
+  if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size()) return {};
+  return path;
 }
 
 bool makeFifo(const QString& path) {
@@ -104,6 +130,140 @@ class CliFaultsTest : public QObject {
     r = runCli({"models", "list", "--root", root}, 30000);
     QVERIFY2(r.exitCode == 0 && r.out.contains(QRegularExpression("seg-0\\.4b\\s+invalid")),
              qPrintable(describe(r)));
+  }
+
+  // The pointmap fixture's scale branch only takes its native input size: at 512x384 it fails on the
+  // picture, and the segmentation of that picture must still be written and listed.
+  void aTaskThatFailsOnAPictureLeavesTheOtherTasksResults() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("out");
+    const auto r = runCli({"run", samplePicture(), "--output", out, "--task", "seg,pointmap", "--device",
+                           "cpu", "--seg-model", fixtureModel("seg"), "--pointmap-model",
+                           fixtureModel("pointmap"), "--input-size", "512x384"});
+    QVERIFY2(!r.crashed && r.exitCode == 3, qPrintable(describe(r)));
+    QVERIFY2(r.err.contains("task failed: pointmap on") && r.err.contains("scale branch"), qPrintable(r.err));
+    QVERIFY2(r.out.contains("1 of 1 picture(s) done (1 with a task failed)"), qPrintable(r.out));
+    QVERIFY(QFile::exists(out + "/astronaut.seg.png"));
+    QVERIFY(QFile::exists(out + "/astronaut.seg_overlay.png"));
+    QVERIFY(!QFile::exists(out + "/astronaut.pointmap.npy") && !QFile::exists(out + "/astronaut.ply"));
+    const QJsonObject manifest = readJson(out + "/results.json");
+    QCOMPARE(manifest["partial"].toInt(), 1);
+    QCOMPARE(manifest["failed"].toInt(), 0);
+    const QJsonObject entry = manifest["inputs"].toArray().at(0).toObject();
+    QCOMPARE(entry["status"].toString(), QString("partial"));
+    QVERIFY(entry["task_errors"].toObject()["pointmap"].toString().contains("scale branch"));
+    QVERIFY(!entry["task_errors"].toObject().contains("seg"));
+    QVERIFY(entry["outputs"].toObject().contains("seg") && !entry["outputs"].toObject().contains("ply"));
+
+    // With pointmap alone the picture has nothing to show: it fails, as a bad picture does.
+    const auto alone =
+        runCli({"run", samplePicture(), "--output", dir.filePath("alone"), "--task", "pointmap", "--device",
+                "cpu", "--pointmap-model", fixtureModel("pointmap"), "--input-size", "512x384"});
+    QVERIFY2(!alone.crashed && alone.exitCode == 1, qPrintable(describe(alone)));
+    QVERIFY2(alone.err.contains("failed: ") && alone.err.contains("scale branch"), qPrintable(alone.err));
+  }
+
+  // Finite weights of 3e38 (a whole convolution of the normal head, before its last InstanceNorm) overflow
+  // the forward, and the norm spreads the overflow over every pixel: the run must say so, and a map with
+  // no valid pixel is the task's failure, not an all-zero success.
+  void nonFiniteOutputsAreReportedAndAnAllInvalidMapFailsItsTask() {
+    QTemporaryDir dir;
+    const QString huge = withHugeWeights("normal", "decode_head.conv_layers.6.weight", 576, 3e38f,
+                                         dir.filePath("huge_normal.safetensors"));
+    QVERIFY(!huge.isEmpty());
+    const QString out = dir.filePath("out");
+    auto r = runCli({"run", samplePicture(), "--output", out, "--task", "seg,normal", "--device", "cpu",
+                     "--dtype", "fp32", "--seg-model", fixtureModel("seg"), "--normal-model", huge});
+    QVERIFY2(!r.crashed && r.exitCode == 3, qPrintable(describe(r)));
+    QVERIFY2(r.err.contains("task failed: normal on") && r.err.contains("NaN or infinite"),
+             qPrintable(r.err));
+    QVERIFY(QFile::exists(out + "/astronaut.seg.png"));
+    QVERIFY(!QFile::exists(out + "/astronaut.normal.png") && !QFile::exists(out + "/astronaut.normal.npy"));
+    QJsonObject entry = readJson(out + "/results.json")["inputs"].toArray().at(0).toObject();
+    QCOMPARE(entry["status"].toString(), QString("partial"));
+    QVERIFY(!entry["task_errors"].toObject()["normal"].toString().isEmpty());
+    QVERIFY(entry["non_finite_values"].toObject()["normal"].toInteger() > 0);
+
+    // One huge weight overflows only where its feature is large: a warning with the count, the map kept.
+    const QString some = withHugeWeights("normal", "decode_head.conv_normal.weight", 1, 3e38f,
+                                         dir.filePath("some_normal.safetensors"));
+    const QString out2 = dir.filePath("out2");
+    r = runCli({"run", samplePicture(), "--output", out2, "--task", "normal", "--device", "cpu", "--dtype",
+                "fp32", "--normal-model", some});
+    QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(describe(r)));
+    QVERIFY2(r.err.contains("warning: ") && r.err.contains("NaN or infinite values"), qPrintable(r.err));
+    entry = readJson(out2 + "/results.json")["inputs"].toArray().at(0).toObject();
+    QCOMPARE(entry["status"].toString(), QString("ok"));
+    QVERIFY(entry["warnings"].toObject()["normal"].toString().contains("left invalid"));
+    const qint64 count = entry["non_finite_values"].toObject()["normal"].toInteger();
+    QVERIFY2(count > 0, qPrintable(QString::number(count)));
+    QVERIFY(QFile::exists(out2 + "/astronaut.normal.png"));
+  }
+
+  // A full disk while a picture's files are written: the picture fails, the files already written for it
+  // are removed (a full disk gets their space back), and the folder holds only what results.json lists.
+  // The disk is a 2 MB tmpfs mounted in a private user and mount namespace, where the machine allows one.
+  void aFullDiskLeavesNoFileTheManifestDoesNotList() {
+    QTemporaryDir dir;
+    const QString pictures = dir.filePath("pictures"), out = dir.filePath("out"), kept = dir.filePath("kept");
+    QVERIFY(QDir().mkpath(pictures) && QDir().mkpath(out) && QDir().mkpath(kept));
+    const cv::Mat sample = cv::imread(resource("samples/astronaut.png"), cv::IMREAD_COLOR);
+    QVERIFY(cv::imwrite((pictures + "/astronaut.png").toStdString(), sample));  // normal.npy: 3 MB
+    cv::Mat small;
+    cv::resize(sample, small, cv::Size(64, 48), 0, 0, cv::INTER_AREA);
+    QVERIFY(cv::imwrite((pictures + "/small.png").toStdString(), small));  // all its files: < 100 KB
+    const QString script =
+        "mount -t tmpfs -o size=2m tmpfs \"$1\" || exit 97; shift; out=\"$1\"; kept=\"$2\"; shift 2; "
+        "\"$@\"; code=$?; cp -a \"$out/.\" \"$kept/\"; exit $code";
+    QProcess process;
+    process.start("unshare", {"-rm",
+                              "sh",
+                              "-c",
+                              script,
+                              "sh",
+                              out,
+                              out,
+                              kept,
+                              QString::fromUtf8(SAPIENS_CLI_PATH),
+                              "run",
+                              pictures,
+                              "--output",
+                              out,
+                              "--task",
+                              "seg,normal",
+                              "--device",
+                              "cpu",
+                              "--seg-model",
+                              fixtureModel("seg"),
+                              "--normal-model",
+                              fixtureModel("normal")});
+    if (!process.waitForStarted()) QSKIP("no unshare here: cannot make a small disk");
+    QVERIFY(process.waitForFinished(600000));
+    const QString errors = QString::fromUtf8(process.readAllStandardError());
+    if (process.exitCode() == 97 || (process.exitCode() != 0 && errors.contains("unshare: ")))
+      QSKIP(qPrintable("cannot mount a small tmpfs here: " + errors.trimmed()));
+    QVERIFY2(process.exitStatus() == QProcess::NormalExit && process.exitCode() == 3, qPrintable(errors));
+    QVERIFY2(errors.contains("astronaut.png") && errors.contains("already written for it were removed"),
+             qPrintable(errors));
+
+    const QJsonObject manifest = readJson(kept + "/results.json");
+    QVERIFY2(!manifest.isEmpty(), qPrintable(errors));
+    QCOMPARE(manifest["succeeded"].toInt(), 1);
+    QCOMPARE(manifest["failed"].toInt(), 1);
+    QSet<QString> listed{"results.json"};
+    for (const QJsonValue& input : manifest["inputs"].toArray()) {
+      const QJsonObject entry = input.toObject();
+      const bool isSmall = entry["input"].toString().endsWith("small.png");
+      QCOMPARE(entry["status"].toString(), QString(isSmall ? "ok" : "failed"));
+      if (!isSmall) QVERIFY(entry["error"].toString().contains("normal.npy"));
+      for (const QJsonValue& path : entry["outputs"].toObject())
+        listed.insert(QDir(out).relativeFilePath(path.toString()));
+    }
+    const QStringList present = filesUnder(kept);
+    QVERIFY2(present.contains("small.seg.png") && present.contains("small.normal.npy"),
+             qPrintable(present.join(", ")));
+    for (const QString& name : present)
+      QVERIFY2(listed.contains(name), qPrintable(name + " is in the folder but not in results.json"));
   }
 
   // SIGTERM (kill, systemd, Slurm, Kubernetes) stops a folder run as Ctrl+C does: a valid manifest that

@@ -74,6 +74,7 @@ class PipelinePostprocessTest : public QObject {
   void normalMatchesOfficialPostprocessing_data();
   void normalMatchesOfficialPostprocessing();
   void resampledNormalsAreUnitOrZero();
+  void hugeFiniteNormalsKeepTheirDirection();
   void albedoIsClampedCroppedAndResized();
   void gaussianBlurMatchesTorchvision();
   void metricPointmapDividesEachItemByItsScale();
@@ -288,6 +289,22 @@ void PipelinePostprocessTest::normalMatchesOfficialPostprocessing() {
         officialLength.min().item<double>(), officialLength.max().item<double>(), length.min().item<double>(),
         length.max().item<double>());
   QVERIFY((length - 1).abs().max().item<double>() <= 1e-4);
+}
+
+// Outputs of 1e30 (finite, but their squares overflow float32) once normalised to zero vectors: "no
+// direction" for every pixel of a model whose weights are merely large.
+void PipelinePostprocessTest::hugeFiniteNormalsKeepTheirDirection() {
+  at::Tensor raw = at::zeros({1, 3, 4, 4});
+  raw.select(1, 0).fill_(3e30);
+  raw.select(1, 1).fill_(-4e30);
+  raw[0][2][0][0] = std::numeric_limits<float>::infinity();  // this pixel has none
+  const at::Tensor unit = sapiens::unitNormals(raw);
+  QVERIFY(std::abs(unit[0][0][1][1].item<double>() - 0.6) < 1e-6);
+  QVERIFY(std::abs(unit[0][1][1][1].item<double>() + 0.8) < 1e-6);
+  const cv::Mat image = sapiens::normalImage(raw, {}, cv::Size(4, 4));
+  const cv::Vec3f n = image.at<cv::Vec3f>(3, 3);
+  QVERIFY2(std::abs(n[0] - 0.6f) < 1e-5f && std::abs(n[1] + 0.8f) < 1e-5f,
+           qPrintable(QString("%1 %2 %3").arg(n[0]).arg(n[1]).arg(n[2])));
 }
 
 void PipelinePostprocessTest::resampledNormalsAreUnitOrZero() {

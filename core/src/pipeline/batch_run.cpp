@@ -79,6 +79,11 @@ std::size_t BatchSummary::failedCount() const {
   return static_cast<std::size_t>(std::count_if(inputs.begin(), inputs.end(), [](auto& i) { return !i.ok; }));
 }
 
+std::size_t BatchSummary::partialCount() const {
+  return static_cast<std::size_t>(
+      std::count_if(inputs.begin(), inputs.end(), [](auto& i) { return i.ok && !i.taskErrors.empty(); }));
+}
+
 std::vector<std::string> expandInputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> files;
   for (auto& p : planInputs(inputs, "")) files.push_back(p.path);
@@ -88,17 +93,17 @@ std::vector<std::string> expandInputs(const std::vector<std::string>& inputs) {
 std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
                                           const std::vector<FrameResult*>& frames, InputSize inputSize,
                                           const std::vector<BoundingBox>& userBoxes) {
-  return analyzeTaskBatch(model, images, frames, inputSize,
-                          std::vector<PictureBoxes>(images.size(), userBoxes.empty() ? PictureBoxes()
-                                                                                     : PictureBoxes(userBoxes)));
+  return analyzeTaskBatch(
+      model, images, frames, inputSize,
+      std::vector<PictureBoxes>(images.size(), userBoxes.empty() ? PictureBoxes() : PictureBoxes(userBoxes)));
 }
 
 std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
                                           const std::vector<FrameResult*>& frames, InputSize inputSize,
                                           const std::vector<PictureBoxes>& boxes) {
   if (boxes.size() != images.size())
-    throw std::invalid_argument(fmt::format("analyzeTaskBatch: {} box lists for {} pictures", boxes.size(),
-                                            images.size()));
+    throw std::invalid_argument(
+        fmt::format("analyzeTaskBatch: {} box lists for {} pictures", boxes.size(), images.size()));
   AnalysisOptions analysis;
   analysis.inputSize = inputSize;
   analysis.pose.inputSize = inputSize;
@@ -154,47 +159,60 @@ struct PictureGroup {
 };
 
 // Every model, in task order, on the decoded pictures of one group in one forward pass each. Should a
-// batched pass fail, the pictures go through one by one so that only the culprit fails.
+// batched pass fail, the pictures go through one by one so that only the culprit fails, and only in that
+// task: its error goes into the picture's frame and the later tasks still run on it.
 void runModelsOnGroup(const std::vector<LoadedModel>& models, const std::vector<cv::Mat>& images,
                       const std::vector<std::size_t>& slots, std::vector<FrameResult>& frames,
                       std::vector<InputOutcome>& outcomes, const std::vector<BoundingBox>& userBoxes) {
   auto noteBoxes = [&](std::size_t slot, const std::string& source) {
     if (!source.empty()) outcomes[slot].personBoxSource = source;
   };
+  std::vector<FrameResult*> groupFrames;
+  for (std::size_t slot : slots) groupFrames.push_back(&frames[slot]);
+  if (images.empty()) return;
   for (const LoadedModel& m : models) {
-    std::vector<cv::Mat> batchImages;
-    std::vector<FrameResult*> batchFrames;
-    std::vector<std::size_t> batchSlots;
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-      if (!outcomes[slots[k]].error.empty()) continue;
-      batchImages.push_back(images[k]);
-      batchFrames.push_back(&frames[slots[k]]);
-      batchSlots.push_back(slots[k]);
-    }
-    if (batchImages.empty()) return;
     try {
-      const auto sources = analyzeTaskBatch(m.model, batchImages, batchFrames, m.inputSize, userBoxes);
-      for (std::size_t k = 0; k < batchSlots.size(); ++k) noteBoxes(batchSlots[k], sources[k]);
+      const auto sources = analyzeTaskBatch(m.model, images, groupFrames, m.inputSize, userBoxes);
+      for (std::size_t k = 0; k < slots.size(); ++k) noteBoxes(slots[k], sources[k]);
       continue;
     } catch (const std::exception& e) {
-      if (batchImages.size() == 1) {
-        outcomes[batchSlots.front()].error = e.what();
-        logger().error("{}: {}", outcomes[batchSlots.front()].input, e.what());
+      if (images.size() == 1) {
+        groupFrames.front()->taskErrors[m.task] = e.what();
         continue;
       }
       logger().warn("{} on {} pictures at once failed ({}); running them one by one", taskName(m.task),
-                    batchImages.size(), e.what());
+                    images.size(), e.what());
     }
-    for (std::size_t k = 0; k < batchSlots.size(); ++k) {
+    for (std::size_t k = 0; k < slots.size(); ++k) {
       try {
-        noteBoxes(batchSlots[k],
-                  analyzeTask(m.model, batchImages[k], *batchFrames[k], m.inputSize, userBoxes));
+        noteBoxes(slots[k], analyzeTask(m.model, images[k], *groupFrames[k], m.inputSize, userBoxes));
       } catch (const std::exception& e) {
-        outcomes[batchSlots[k]].error = e.what();
-        logger().error("{}: {}", outcomes[batchSlots[k]].input, e.what());
+        groupFrames[k]->taskErrors[m.task] = e.what();
       }
     }
   }
+}
+
+// The picture's task failures and warnings, from its frame into its outcome and the log. Returns false
+// when every task failed: then the picture has failed, with their reasons as its error.
+bool takeTaskProblems(const FrameResult& frame, std::size_t tasks, InputOutcome& outcome) {
+  outcome.taskErrors = frame.taskErrors;
+  outcome.warnings = frame.warnings;
+  outcome.nonFiniteValues = frame.nonFiniteValues;
+  for (const auto& [task, warning] : frame.warnings) logger().warn("{}: {}", outcome.input, warning);
+  for (const auto& [task, error] : frame.taskErrors)
+    logger().error("{}: {} failed: {}", outcome.input, taskName(task), error);
+  if (frame.taskErrors.size() < tasks) return true;
+  if (frame.taskErrors.size() == 1) {
+    outcome.error = frame.taskErrors.begin()->second;
+  } else {
+    outcome.error = "every task failed:";
+    for (const auto& [task, error] : frame.taskErrors)
+      outcome.error += fmt::format(" {}: {};", taskName(task), error);
+    outcome.error.pop_back();
+  }
+  outcome.taskErrors.clear();
+  return false;
 }
 
 }  // namespace
@@ -278,6 +296,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       const std::size_t slot = group.readable[k];
       InputOutcome& outcome = group.outcomes[slot];
       if (!outcome.error.empty()) continue;
+      if (!takeTaskProblems(group.frames[slot], models.size(), outcome)) continue;
       try {
         outcome.inferenceMs = group.frames[slot].inferenceMs;
         const std::string imageName = fs::path(outcome.input).filename().string();
@@ -344,8 +363,15 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
 
   manifest["inputs"] = nlohmann::json::array();
   for (const InputOutcome& o : summary.inputs) {
-    nlohmann::json entry = {{"input", o.input}, {"status", o.ok ? "ok" : "failed"}};
+    nlohmann::json entry = {{"input", o.input},
+                            {"status", !o.ok                  ? "failed"
+                                       : o.taskErrors.empty() ? "ok"
+                                                              : "partial"}};
     if (!o.ok) entry["error"] = o.error;
+    for (auto& [task, error] : o.taskErrors) entry["task_errors"][std::string(taskName(task))] = error;
+    for (auto& [task, warning] : o.warnings) entry["warnings"][std::string(taskName(task))] = warning;
+    for (auto& [task, count] : o.nonFiniteValues)
+      entry["non_finite_values"][std::string(taskName(task))] = count;
     entry["outputs"] = o.outputs;
     for (auto& [task, ms] : o.inferenceMs) entry["timings_ms"][std::string(taskName(task))] = ms;
     if (!o.personBoxSource.empty()) entry["person_boxes"] = o.personBoxSource;
@@ -353,6 +379,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   }
   manifest["succeeded"] = summary.inputs.size() - summary.failedCount();
   manifest["failed"] = summary.failedCount();
+  manifest["partial"] = summary.partialCount();
   manifest["cancelled"] = summary.cancelled;
   manifest["overlap"] = {{"budget_bytes", options.overlapBytes}, {"groups_waited", summary.groupsWaited}};
   manifest["elapsed_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -1,6 +1,7 @@
 #include "sapiens/pipeline/frame_export.h"
 
 #include "sapiens/export/coco_keypoints.h"
+#include "sapiens/export/export_error.h"
 #include "sapiens/export/exr.h"
 #include "sapiens/export/image_file.h"
 #include "sapiens/export/keypoint_metadata.h"
@@ -12,16 +13,19 @@
 #include "sapiens/export/seg_classes.h"
 #include "sapiens/model/demo_weights.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 
 namespace sapiens {
 namespace fs = std::filesystem;
 
-std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
-                                               const std::string& stem, const std::string& imageName,
-                                               const FrameExportOptions& options) {
-  std::map<std::string, std::string> outputs;
+namespace {
+
+void writeFrameFiles(const FrameResult& frame, const cv::Mat& bgr, const std::string& stem,
+                     const std::string& imageName, const FrameExportOptions& options,
+                     std::map<std::string, std::string>& outputs) {
   fs::create_directories(fs::path(stem).parent_path());
   auto out = [&](const std::string& kind, const std::string& suffix) {
     std::string path = stem + suffix;
@@ -74,6 +78,27 @@ std::map<std::string, std::string> exportFrame(const FrameResult& frame, const c
     cloudOptions.withFaces = options.plyFaces;
     writePly(out("ply", ".ply"), buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding,
              note(Task::Pointmap));
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
+                                               const std::string& stem, const std::string& imageName,
+                                               const FrameExportOptions& options) {
+  std::map<std::string, std::string> outputs;
+  try {
+    writeFrameFiles(frame, bgr, stem, imageName, options, outputs);
+  } catch (const std::exception& e) {
+    // The files already written for this frame go too (a full disk gets their space back): a folder
+    // holds no output that its manifest does not list.
+    std::size_t removed = 0;
+    for (const auto& [kind, path] : outputs) {
+      std::error_code ec;
+      if (fs::remove(path, ec)) ++removed;
+    }
+    if (removed == 0) throw;
+    throw IoError(fmt::format("{} (the {} file(s) already written for it were removed)", e.what(), removed));
   }
   return outputs;
 }

@@ -157,12 +157,22 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
           results.push_back(&processed[i].result);
         }
         std::vector<PictureBoxes> boxes;
-        for (const CapturedFrame& captured : batch) boxes.push_back(userBoxesFor(options, captured.frame.index));
+        for (const CapturedFrame& captured : batch)
+          boxes.push_back(userBoxesFor(options, captured.frame.index));
+        // A task that fails on these frames fails there only (the others' results go on); should every
+        // task fail, the run stops with that error as before.
         for (const TaskModel& m : options.models) {
-          const auto sources = analyzeTaskBatch(*m.model, images, results, m.inputSize, boxes);
-          for (std::size_t i = 0; i < batch.size(); ++i)
-            if (!sources[i].empty()) processed[i].personBoxSource = sources[i];
+          try {
+            const auto sources = analyzeTaskBatch(*m.model, images, results, m.inputSize, boxes);
+            for (std::size_t i = 0; i < batch.size(); ++i)
+              if (!sources[i].empty()) processed[i].personBoxSource = sources[i];
+          } catch (const std::exception& e) {
+            for (FrameResult* r : results) r->taskErrors[m.model->task()] = e.what();
+          }
         }
+        if (std::all_of(results.begin(), results.end(),
+                        [&](const FrameResult* r) { return r->taskErrors.size() >= options.models.size(); }))
+          throw std::runtime_error(results.front()->taskErrors.begin()->second);
         analyseBusy = analyseBusy + secondsSince(t0);
         for (std::size_t i = 0; i < batch.size(); ++i) {
           processed[i].frame = std::move(batch[i].frame);

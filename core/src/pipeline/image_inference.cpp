@@ -4,11 +4,14 @@
 #include "sapiens/pipeline/pose_crop.h"
 #include "sapiens/pipeline/pose_flip.h"
 
+#include "output_check.h"
+
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
+#include <opencv2/core.hpp>
 #include <stdexcept>
 
 namespace sapiens {
@@ -38,7 +41,7 @@ at::Tensor inputBatch(const std::vector<cv::Mat>& images, InputSize size, Prepar
 
 std::vector<std::vector<PoseInstance>> posesOf(const Model& model, const std::vector<cv::Mat>& images,
                                                const std::vector<std::vector<BoundingBox>>& boxesPerImage,
-                                               const PoseOptions& options) {
+                                               const PoseOptions& options, std::vector<OutputCheck>& checks) {
   requireTask(model, Task::Pose, "estimatePoses");
   struct Person {
     std::size_t image;
@@ -70,8 +73,10 @@ std::vector<std::vector<PoseInstance>> posesOf(const Model& model, const std::ve
   }
 
   std::vector<std::vector<PoseInstance>> poses(images.size());
+  checks.assign(images.size(), OutputCheck{});
   for (std::int64_t i = 0; i < count; ++i) {
     const Person& person = people[static_cast<std::size_t>(i)];
+    checks[person.image] += checkOutput(heatmaps[i]);
     const DecodedKeypoints decoded = decodeUdpHeatmaps(heatmaps[i], size, options.refinement);
     PoseInstance pose;
     pose.bbox = person.box;
@@ -85,15 +90,19 @@ std::vector<std::vector<PoseInstance>> posesOf(const Model& model, const std::ve
   return poses;
 }
 
-std::vector<cv::Mat> segLabelsOf(const Model& model, const std::vector<cv::Mat>& images,
-                                 InputSize inputSize) {
+std::vector<cv::Mat> segLabelsOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
+                                 std::vector<OutputCheck>& checks) {
   requireTask(model, Task::Seg, "segmentImage");
   const at::Tensor input = inputBatch(
       images, inputSize, [&](std::size_t, const cv::Mat& bgr) { return stretchToInput(bgr, inputSize); });
   const at::Tensor logits = model.forward(input).get("seg_logits");
   std::vector<cv::Mat> labels;
-  for (std::size_t i = 0; i < images.size(); ++i)
-    labels.push_back(segLabels(batchItem(logits, static_cast<std::int64_t>(i)), sizeOf(images[i])).labels);
+  checks.clear();
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const at::Tensor item = batchItem(logits, static_cast<std::int64_t>(i));
+    checks.push_back(checkOutput(item));
+    labels.push_back(segLabels(item, sizeOf(images[i])).labels);
+  }
   return labels;
 }
 
@@ -109,40 +118,49 @@ ModelOutputs letterboxedForward(const Model& model, const std::vector<cv::Mat>& 
 // A letterboxed dense task (normal, albedo): output `name` of every picture back to its own pixels.
 template <class ToImage>
 std::vector<cv::Mat> letterboxedMaps(const Model& model, const std::vector<cv::Mat>& images,
-                                     InputSize inputSize, const char* name, ToImage toImage) {
+                                     InputSize inputSize, const char* name, ToImage toImage,
+                                     std::vector<OutputCheck>& checks) {
   std::vector<Letterbox> letterboxes;
   const at::Tensor maps = letterboxedForward(model, images, inputSize, letterboxes).get(name);
   std::vector<cv::Mat> out;
-  for (std::size_t i = 0; i < images.size(); ++i)
-    out.push_back(
-        toImage(batchItem(maps, static_cast<std::int64_t>(i)), letterboxes[i].padding, sizeOf(images[i])));
+  checks.clear();
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const at::Tensor item = batchItem(maps, static_cast<std::int64_t>(i));
+    checks.push_back(checkOutput(item));
+    out.push_back(toImage(item, letterboxes[i].padding, sizeOf(images[i])));
+  }
   return out;
 }
 
-std::vector<cv::Mat> normalsOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize) {
+std::vector<cv::Mat> normalsOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
+                               std::vector<OutputCheck>& checks) {
   requireTask(model, Task::Normal, "estimateNormals");
-  return letterboxedMaps(model, images, inputSize, "normal", normalImage);
+  return letterboxedMaps(model, images, inputSize, "normal", normalImage, checks);
 }
 
-std::vector<cv::Mat> albedoOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize) {
+std::vector<cv::Mat> albedoOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
+                              std::vector<OutputCheck>& checks) {
   requireTask(model, Task::Albedo, "estimateAlbedo");
-  return letterboxedMaps(model, images, inputSize, "albedo", albedoImage);
+  return letterboxedMaps(model, images, inputSize, "albedo", albedoImage, checks);
 }
 
 std::vector<PointmapEstimate> pointmapsOf(const Model& model, const std::vector<cv::Mat>& images,
-                                          InputSize inputSize) {
+                                          InputSize inputSize, std::vector<OutputCheck>& checks) {
   requireTask(model, Task::Pointmap, "estimatePointmap");
   std::vector<Letterbox> letterboxes;
   const ModelOutputs outputs = letterboxedForward(model, images, inputSize, letterboxes);
   const at::Tensor scales = outputs.get("scale").reshape({-1});
   const at::Tensor& pointmaps = outputs.get("pointmap");
   std::vector<PointmapEstimate> out(images.size());
+  checks.clear();
   for (std::size_t i = 0; i < images.size(); ++i) {
     const auto item = static_cast<std::int64_t>(i);
     const at::Tensor scale = scales.narrow(0, item, 1);
     PointmapEstimate& estimate = out[i];
-    estimate.metric = pointmapImage(metricPointmap(batchItem(pointmaps, item), scale), letterboxes[i].padding,
-                                    sizeOf(images[i]));
+    // Checked after the division: a scale that is not finite spoils every point.
+    const at::Tensor metric = metricPointmap(batchItem(pointmaps, item), scale);
+    checks.push_back(checkOutput(metric));
+    estimate.metric = pointmapImage(metric, letterboxes[i].padding, sizeOf(images[i]));
     estimate.scale = scale.to(at::kCPU, at::kFloat).item<float>();
     if (std::isfinite(estimate.scale) && estimate.scale > 0.0f) {
       estimate.intrinsics =
@@ -152,11 +170,18 @@ std::vector<PointmapEstimate> pointmapsOf(const Model& model, const std::vector<
   return out;
 }
 
+// A normal map whose every pixel is a zero vector (finite but without direction: raw outputs so large that
+// their length overflows) holds nothing.
+bool hasAnyNormal(const cv::Mat& normal) {
+  return !normal.empty() && cv::countNonZero(normal.reshape(1)) > 0;
+}
+
 }  // namespace
 
 std::vector<PoseInstance> estimatePoses(const Model& model, const cv::Mat& bgr,
                                         std::vector<BoundingBox> boxes, const PoseOptions& options) {
-  return posesOf(model, {bgr}, {std::move(boxes)}, options).front();
+  std::vector<OutputCheck> checks;
+  return posesOf(model, {bgr}, {std::move(boxes)}, options, checks).front();
 }
 
 SegResult segmentImage(const Model& model, const cv::Mat& bgr, InputSize inputSize, bool withProbabilities) {
@@ -167,15 +192,18 @@ SegResult segmentImage(const Model& model, const cv::Mat& bgr, InputSize inputSi
 }
 
 cv::Mat estimateNormals(const Model& model, const cv::Mat& bgr, InputSize inputSize) {
-  return normalsOf(model, {bgr}, inputSize).front();
+  std::vector<OutputCheck> checks;
+  return normalsOf(model, {bgr}, inputSize, checks).front();
 }
 
 cv::Mat estimateAlbedo(const Model& model, const cv::Mat& bgr, InputSize inputSize) {
-  return albedoOf(model, {bgr}, inputSize).front();
+  std::vector<OutputCheck> checks;
+  return albedoOf(model, {bgr}, inputSize, checks).front();
 }
 
 PointmapEstimate estimatePointmap(const Model& model, const cv::Mat& bgr, InputSize inputSize) {
-  return pointmapsOf(model, {bgr}, inputSize).front();
+  std::vector<OutputCheck> checks;
+  return pointmapsOf(model, {bgr}, inputSize, checks).front();
 }
 
 void analyzeImages(const Model& model, const std::vector<cv::Mat>& images,
@@ -187,6 +215,8 @@ void analyzeImages(const Model& model, const std::vector<cv::Mat>& images,
   }
   if (images.empty()) return;
   const auto start = std::chrono::steady_clock::now();
+  std::vector<OutputCheck> checks;
+  auto accept = [&](std::size_t i) { return acceptOutput(*frames[i], model.task(), checks[i]); };
   switch (model.task()) {
     case Task::Backbone:
       throw std::invalid_argument(fmt::format("analyzeImage: {} is a backbone without a task head",
@@ -195,28 +225,40 @@ void analyzeImages(const Model& model, const std::vector<cv::Mat>& images,
       const auto poses =
           posesOf(model, images,
                   personBoxes.empty() ? std::vector<std::vector<BoundingBox>>(images.size()) : personBoxes,
-                  options.pose);
-      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->poses = poses[i];
+                  options.pose, checks);
+      for (std::size_t i = 0; i < images.size(); ++i)
+        if (accept(i)) frames[i]->poses = poses[i];
       break;
     }
     case Task::Seg: {
-      const auto labels = segLabelsOf(model, images, options.inputSize);
-      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->segLabels = labels[i];
+      const auto labels = segLabelsOf(model, images, options.inputSize, checks);
+      for (std::size_t i = 0; i < images.size(); ++i)
+        if (accept(i)) frames[i]->segLabels = labels[i];
       break;
     }
     case Task::Normal: {
-      const auto normals = normalsOf(model, images, options.inputSize);
-      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->normal = normals[i];
+      const auto normals = normalsOf(model, images, options.inputSize, checks);
+      for (std::size_t i = 0; i < images.size(); ++i) {
+        if (!accept(i)) continue;
+        if (hasAnyNormal(normals[i]))
+          frames[i]->normal = normals[i];
+        else
+          frames[i]->taskErrors[Task::Normal] =
+              "the normal model gave no direction at any pixel (every normal is a zero vector): its "
+              "output is too large or too small to normalise";
+      }
       break;
     }
     case Task::Albedo: {
-      const auto albedo = albedoOf(model, images, options.inputSize);
-      for (std::size_t i = 0; i < images.size(); ++i) frames[i]->albedo = albedo[i];
+      const auto albedo = albedoOf(model, images, options.inputSize, checks);
+      for (std::size_t i = 0; i < images.size(); ++i)
+        if (accept(i)) frames[i]->albedo = albedo[i];
       break;
     }
     case Task::Pointmap: {
-      const auto estimates = pointmapsOf(model, images, options.inputSize);
+      const auto estimates = pointmapsOf(model, images, options.inputSize, checks);
       for (std::size_t i = 0; i < images.size(); ++i) {
+        if (!accept(i)) continue;
         frames[i]->pointmap = estimates[i].metric;
         frames[i]->pointmapScale = estimates[i].scale;
         frames[i]->intrinsics = estimates[i].intrinsics;

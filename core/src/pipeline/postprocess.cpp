@@ -137,8 +137,19 @@ struct NormalsWithLength {
 NormalsWithLength withLength(const at::Tensor& normals, const char* what) {
   if (normals.dim() != 4 || normals.size(1) != 3)
     throw std::invalid_argument(fmt::format("{}: expected (B, 3, h, w), got {}", what, shapeText(normals)));
-  const at::Tensor n = normals.scalar_type() == at::kFloat ? normals : normals.to(at::kFloat);
-  return {n, at::linalg_vector_norm(n, 2, at::IntArrayRef{1}, /*keepdim=*/true, c10::nullopt)};
+  at::Tensor n = normals.scalar_type() == at::kFloat ? normals : normals.to(at::kFloat);
+  const auto lengthOf = [](const at::Tensor& v) {
+    return at::linalg_vector_norm(v, 2, at::IntArrayRef{1}, /*keepdim=*/true, c10::nullopt);
+  };
+  at::Tensor length = lengthOf(n);
+  // Components so large that their squares overflow (a checkpoint with huge weights) still point
+  // somewhere: those vectors are scaled by their largest component first. Others are left bit for bit.
+  const at::Tensor overflowed = at::isinf(length).logical_and_(at::isfinite(n).all(1, /*keepdim=*/true));
+  if (overflowed.any().item<bool>()) {
+    n = at::where(overflowed, n / n.abs().amax(1, /*keepdim=*/true), n);
+    length = lengthOf(n);
+  }
+  return {n, length};
 }
 
 }  // namespace

@@ -177,17 +177,19 @@ MergedManifest mergeShardManifests(const std::string& outputDir) {
   nlohmann::json merged = shards.begin()->second;
   merged.erase("shard");
   merged["inputs"] = nlohmann::json::array();
-  std::size_t succeeded = 0, failed = 0;
+  std::size_t succeeded = 0, failed = 0, partial = 0;
   double elapsed = 0;
   for (auto& [k, manifest] : shards) {
     for (auto& input : manifest["inputs"]) merged["inputs"].push_back(input);
     succeeded += manifest.value("succeeded", std::size_t{0});
     failed += manifest.value("failed", std::size_t{0});
+    partial += manifest.value("partial", std::size_t{0});
     elapsed += manifest.value("elapsed_s", 0.0);
     if (manifest.value("cancelled", false)) merged["cancelled"] = true;
   }
   merged["succeeded"] = succeeded;
   merged["failed"] = failed;
+  merged["partial"] = partial;
   merged["elapsed_s"] = elapsed;  // machine time over all shards
   merged["merged_shards"] = count;
   MergedManifest result;

@@ -52,6 +52,26 @@ std::string withShardSuffix(const std::string& path, const std::optional<Shard>&
   return (p.parent_path() / (p.stem().string() + shardSuffix(shard) + p.extension().string())).string();
 }
 
+// Each task's failures and warnings on a frame, counted; the first of each kind is logged.
+void noteFrameProblems(const FrameResult& r, std::int64_t frame,
+                       std::map<Task, TaskFrameProblems>& problems) {
+  for (const auto& [task, error] : r.taskErrors) {
+    TaskFrameProblems& p = problems[task];
+    if (p.failedFrames++ == 0) {
+      p.firstError = error;
+      logger().error("frame {}: {} failed: {} (further frames where it fails are counted in the manifest)",
+                     frame, taskName(task), error);
+    }
+  }
+  for (const auto& [task, warning] : r.warnings) {
+    TaskFrameProblems& p = problems[task];
+    if (p.warnedFrames++ == 0) {
+      p.firstWarning = warning;
+      logger().warn("frame {}: {} (further such frames are counted in the manifest)", frame, warning);
+    }
+  }
+}
+
 }  // namespace
 
 VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks& callbacks) {
@@ -135,6 +155,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   pipelineCallbacks.sink = [&](ProcessedFrame& p) {
     const FrameResult& r = p.result;
     const std::string frameName = fmt::format("{:06d}", p.frame.index);
+    noteFrameProblems(r, p.frame.index, summary.frameProblems);
     if (posing) {
       keypoints.imageWidth = r.width;
       keypoints.imageHeight = r.height;
@@ -195,6 +216,13 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   for (const LoadedTaskModel& m : loaded.models)
     manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
   manifest["task_errors"] = summary.taskErrors;
+  for (const auto& [task, p] : summary.frameProblems) {
+    const std::string name(taskName(task));
+    if (p.failedFrames)
+      manifest["task_failures"][name] = {{"frames", p.failedFrames}, {"error", p.firstError}};
+    if (p.warnedFrames)
+      manifest["warnings"][name] = {{"frames", p.warnedFrames}, {"warning", p.firstWarning}};
+  }
   manifest["demo_weights"] = !summary.demoTasks.empty();
   if (!summary.demoTasks.empty()) manifest["demo_weights_notice"] = demo::kNotice;
   const FramePipelineStats& s = summary.stats;

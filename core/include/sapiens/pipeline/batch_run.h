@@ -1,7 +1,9 @@
 #pragma once
 // `sapiens-cli run` as a library call: pictures (files or folders) through the chosen task models, with
 // every result exported per picture and a results.json manifest. A bad picture is reported and skipped;
-// a model that cannot be loaded fails its task only. Front ends supply progress and cancellation.
+// a model that cannot be loaded fails its task only, and so does a task that fails on a picture (its
+// error, or an output that is NaN or infinite everywhere): the picture's other tasks are still written.
+// Front ends supply progress and cancellation.
 
 #include "sapiens/model/task.h"
 #include "sapiens/pipeline/frame_export.h"
@@ -11,6 +13,7 @@
 #include "sapiens/pipeline/task_models.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -49,8 +52,11 @@ struct BatchCallbacks {
 
 struct InputOutcome {
   std::string input;
-  bool ok = false;
-  std::string error;
+  bool ok = false;                         ///< read, analysed by at least one task, and its files written
+  std::string error;                       ///< why not, when !ok
+  std::map<Task, std::string> taskErrors;  ///< tasks that failed on this picture while others succeeded
+  std::map<Task, std::string> warnings;    ///< e.g. NaN or infinite values in a task's output
+  std::map<Task, std::int64_t> nonFiniteValues;
   std::map<std::string, std::string> outputs;  ///< kind ("seg", "seg_overlay", "ply", ...) -> file
   std::map<Task, double> inferenceMs;
   std::string personBoxSource;
@@ -66,6 +72,8 @@ struct BatchSummary {
   std::size_t groupsWaited = 0;  ///< groups analysed without the overlap, to stay within overlapBytes
 
   std::size_t failedCount() const;
+  /// Pictures done with one or more of their tasks failed.
+  std::size_t partialCount() const;
 };
 
 /// Expands folders into their images (recursive, sorted); files are kept as given, missing ones too

@@ -41,7 +41,7 @@ struct FrameSelection {
 };
 
 struct FramePipelineOptions {
-  std::vector<TaskModel> models;  ///< run in this order (seg before pose: its mask gives the boxes)
+  std::vector<TaskModel> models;         ///< run in this order (seg before pose: its mask gives the boxes)
   std::vector<BoundingBox> personBoxes;  ///< for every frame the next map does not list
   /// The user's boxes per frame (source index); an empty list says nobody is there (see person_box_file.h).
   std::map<std::int64_t, std::vector<BoundingBox>> personBoxesByFrame;

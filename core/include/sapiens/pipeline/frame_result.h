@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,13 @@ struct FrameResult {
   std::optional<Intrinsics> intrinsics;
 
   std::map<Task, double> inferenceMs;  ///< model time per task
+
+  /// Tasks that ran on this picture and failed, with why; their maps are absent, the others stand.
+  std::map<Task, std::string> taskErrors;
+  /// Tasks whose raw output held NaN or infinite values (their pixels are left invalid): how many, and a
+  /// sentence that says so.
+  std::map<Task, std::int64_t> nonFiniteValues;
+  std::map<Task, std::string> warnings;
 
   bool has(Task task) const;
   /// Memory held by the maps and poses.

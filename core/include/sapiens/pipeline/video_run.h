@@ -49,9 +49,19 @@ struct VideoRunCallbacks {
   std::function<bool()> isCancelled;
 };
 
+/// What went wrong for one task over the frames: failures (its map missing there) and warnings (NaN or
+/// infinite values in its output), each with the first frame's sentence.
+struct TaskFrameProblems {
+  std::int64_t failedFrames = 0;
+  std::string firstError;
+  std::int64_t warnedFrames = 0;
+  std::string firstWarning;
+};
+
 struct VideoRunSummary {
   FramePipelineStats stats;
-  std::vector<std::string> taskErrors;
+  std::vector<std::string> taskErrors;  ///< models that could not be loaded
+  std::map<Task, TaskFrameProblems> frameProblems;
   std::vector<Task> demoTasks;  ///< tasks that ran on untrained demo weights
   std::string annotatedVideo;   ///< "" when none was written
   std::string encoder;
