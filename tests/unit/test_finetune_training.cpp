@@ -13,6 +13,7 @@
 #include "test_support.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -442,6 +443,46 @@ class TestFinetuneTraining : public QObject {
     const Model snapshot = loadFinetunedModel(settings.snapshotFolder + "/snapshot-step-000012.safetensors");
     QVERIFY(at::equal(snapshot.forward(tuner.sampleInput(0)).get("seg_logits"),
                       tuner.predict(0).get("seg_logits")));
+  }
+
+  // A learning rate of 1e38 makes the head's outputs overflow within a step or two. Training must stop at
+  // the step that would go non-finite, say so, and leave the head (and the snapshots) as the last finite
+  // step made it, instead of training on NaN.
+  void aDivergingRunStopsAndKeepsTheLastFiniteHead() {
+    QTemporaryDir dir;
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
+    TrainingSettings settings = quickSettings(20);
+    settings.learningRate = 1e38;
+    settings.snapshotEvery = 1;
+    settings.snapshotFolder = dir.filePath("snapshots").toStdString();
+    FineTuner tuner(loadFp32("seg"), labels, settings);
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    int divergedAt = 0, kept = -1;
+    QString message;
+    try {
+      tuner.train(control);
+    } catch (const TrainingDivergedError& e) {
+      divergedAt = e.step();
+      kept = e.keptStep();
+      message = QString::fromStdString(e.what());
+    }
+    QVERIFY2(divergedAt >= 1 && divergedAt <= 20, "training at 1e38 did not stop");
+    QVERIFY2(message.contains(QString("Training diverged at step %1").arg(divergedAt)), qPrintable(message));
+    QVERIFY2(kept >= 0 && kept < divergedAt && message.contains(QString("after step %1").arg(kept)),
+             qPrintable(message));
+    QCOMPARE(tuner.step(), kept);
+    const at::Tensor logits = tuner.predict(0).get("seg_logits");
+    QVERIFY2(at::isfinite(logits).all().item<bool>(), "the head kept after the divergence is not finite");
+    const auto snapshot = [&](int step) {
+      return settings.snapshotFolder + "/" + fmt::format("snapshot-step-{:06d}.safetensors", step);
+    };
+    for (int step = kept + 1; step <= divergedAt; ++step)
+      QVERIFY2(!std::filesystem::exists(snapshot(step)), qPrintable(QString::fromStdString(snapshot(step))));
+    if (kept > 0) {
+      const Model last = loadFinetunedModel(snapshot(kept));
+      QVERIFY(at::equal(last.forward(tuner.sampleInput(0)).get("seg_logits"), logits));
+    }
   }
 
   void theFeatureCacheIsSharedAndSpills() {

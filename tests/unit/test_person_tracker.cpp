@@ -2,11 +2,14 @@
 // leaving and someone new entering. The poses are synthetic people walking (308 keypoints spread over
 // each box), so who is who is known.
 
+#include "pipeline/optimal_assignment.h"
 #include "sapiens/pipeline/person_tracker.h"
 #include "sapiens/pipeline/video_tracks.h"
 
 #include <QtTest>
 
+#include <chrono>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -291,6 +294,53 @@ class TestPersonTracker : public QObject {
     tracks.clear();
     QCOMPARE(tracks.framesRecorded(), std::size_t(0));
     QVERIFY(tracks.trackIds().empty());
+  }
+
+  // A cost matrix of NaN and infinities once left the assignment's inner loop without a column to go to,
+  // forever. Every such matrix returns, and finite entries still win over non-finite ones.
+  void theAssignmentReturnsOnNonFiniteCosts() {
+    const double nan = std::numeric_limits<double>::quiet_NaN(),
+                 inf = std::numeric_limits<double>::infinity();
+    const auto started = std::chrono::steady_clock::now();
+    for (const std::vector<double>& cost :
+         {std::vector<double>(9, nan), std::vector<double>(9, inf), std::vector<double>(9, -inf),
+          std::vector<double>{nan, inf, -inf, 1, nan, 0.5, inf, 2, nan},
+          std::vector<double>{1e308, -1e308, 1e308, 1e308, 1e308, -1e308, nan, 1e308, 1e308}}) {
+      for (auto [rows, columns] : {std::pair{3, 3}, std::pair{1, 9}, std::pair{9, 1}}) {
+        const std::vector<int> pairs = detail::optimalAssignment(cost, rows, columns);
+        QCOMPARE(pairs.size(), std::size_t(rows));
+        for (int p : pairs) QVERIFY(p >= -1 && p < columns);
+      }
+    }
+    QVERIFY(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+    // One finite pair per row beside NaN and +inf: the finite one is chosen.
+    const std::vector<int> pairs =
+        detail::optimalAssignment({nan, 0.2, inf, inf, nan, 0.7, 0.1, inf, nan}, 3, 3);
+    QCOMPARE(pairs, (std::vector<int>{1, 2, 0}));
+  }
+
+  // A model whose outputs overflow gives NaN keypoints with high scores and, through them, NaN boxes: the
+  // tracker returns, tracks the people it can, and counts the ones it cannot, none with a NaN filter.
+  void peopleWithNonFiniteNumbersNeitherHangNorPoisonTracks() {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    PersonTracker tracker;
+    for (int f = 0; f < 20; ++f) {
+      std::vector<PoseInstance> people = {walker(200 + 10.0 * f, 300, 1), walker(900, 300, -1),
+                                          walker(500, 500, 1)};
+      for (auto& point : people[1].keypoints) point[0] = nan;  // scores stay 0.9
+      if (f % 3 == 0) people[2].bbox.x2 = nan;
+      tracker.assign(people);
+      QCOMPARE(people[0].trackId, 0);
+      QCOMPARE(people[1].trackId, 1);  // tracked by its box alone
+      if (f % 3 == 0) QCOMPARE(people[2].trackId, -1);
+    }
+    QCOMPARE(tracker.peopleNotTracked(), 7);
+    // The track of the third person (box NaN every third frame) carried on from its finite frames.
+    std::vector<PoseInstance> last = {walker(400, 300, 1), walker(900, 300, -1), walker(500, 500, 1)};
+    tracker.assign(last);
+    QCOMPARE(last[1].trackId, 1);
+    QCOMPARE(last[2].trackId, 2);
+    QCOMPARE(tracker.tracksStarted(), 3);
   }
 
   void similarityMeasures() {

@@ -40,21 +40,34 @@ double AdamW::clipGradientNorm(double maxNorm) {
   return norm;
 }
 
-void AdamW::step(double learningRate) {
+bool AdamW::step(double learningRate) {
   at::NoGradGuard noGrad;
-  ++steps_;
-  const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
-  const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
-  for (std::size_t i = 0; i < parameters_.size(); ++i) {
-    at::Tensor& p = parameters_[i];
+  const long steps = steps_ + 1;
+  const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps));
+  const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps));
+  // Worked out beside the parameters and committed only when every new value is finite, so that a step
+  // that would break the head leaves it, and the moments, as they were.
+  const std::size_t count = parameters_.size();
+  std::vector<at::Tensor> values(count), first(count), second(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const at::Tensor& p = parameters_[i];
     if (!p.grad().defined()) continue;
     const at::Tensor& g = p.grad();
-    if (decay_[i]) p.mul_(1.0 - learningRate * options_.weightDecay);
-    firstMoments_[i].mul_(options_.beta1).add_(g, 1.0 - options_.beta1);
-    secondMoments_[i].mul_(options_.beta2).addcmul_(g, g, 1.0 - options_.beta2);
-    const at::Tensor denominator = (secondMoments_[i].sqrt() / std::sqrt(correction2)).add_(options_.eps);
-    p.addcdiv_(firstMoments_[i], denominator, -learningRate / correction1);
+    values[i] = decay_[i] ? p.mul(1.0 - learningRate * options_.weightDecay) : p.clone();
+    first[i] = firstMoments_[i].mul(options_.beta1).add_(g, 1.0 - options_.beta1);
+    second[i] = secondMoments_[i].mul(options_.beta2).addcmul_(g, g, 1.0 - options_.beta2);
+    const at::Tensor denominator = (second[i].sqrt() / std::sqrt(correction2)).add_(options_.eps);
+    values[i].addcdiv_(first[i], denominator, -learningRate / correction1);
+    if (!at::isfinite(values[i]).all().item<bool>()) return false;
   }
+  steps_ = steps;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!values[i].defined()) continue;
+    parameters_[i].copy_(values[i]);
+    firstMoments_[i] = std::move(first[i]);
+    secondMoments_[i] = std::move(second[i]);
+  }
+  return true;
 }
 
 }  // namespace sapiens::detail

@@ -23,7 +23,8 @@ class AdamW {
   void zeroGrad();
   /// Scales all gradients so that their joint L2 norm is at most maxNorm; returns the norm before.
   double clipGradientNorm(double maxNorm);
-  void step(double learningRate);
+  /// One update. Returns false, changing nothing, when it would make some parameter NaN or infinite.
+  bool step(double learningRate);
 
  private:
   std::vector<at::Tensor> parameters_;

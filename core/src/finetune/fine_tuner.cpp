@@ -175,16 +175,58 @@ struct FineTuner::State {
   }
 
   // One optimisation step on `batch` at `learningRate`; returns the batch's loss before the step.
-  double trainStep(detail::AdamW& adam, const std::vector<std::size_t>& batch, double learningRate) {
+  // One optimiser step on `batch`. Returns the loss and, when the step was refused because the loss, the
+  // gradients or the updated head would not be finite, why; the head is then left as it was.
+  struct StepResult {
+    double loss = 0;
+    std::string divergence;
+    bool lossNotFinite = false;  // the head the step started from already fails
+  };
+  StepResult trainStep(detail::AdamW& adam, const std::vector<std::size_t>& batch, double learningRate) {
     const detail::SampleTargets t = batchTargets(batch);
     const ModelOutputs outputs = headOutputs(batch, t, /*training=*/true);
     const at::Tensor loss = detail::taskLoss(model.task(), outputs, t, classWeights);
+    StepResult result{loss.item<double>(), {}};
+    if (!std::isfinite(result.loss)) {
+      result.divergence = fmt::format("the training loss is {}", result.loss);
+      result.lossNotFinite = true;
+      return result;
+    }
     adam.zeroGrad();
     loss.backward();
-    adam.clipGradientNorm(settings.gradientClip);
-    adam.step(learningRate);
-    headTensorsChanged();
-    return loss.item<double>();
+    const double norm = adam.clipGradientNorm(settings.gradientClip);
+    if (!std::isfinite(norm)) {
+      result.divergence = fmt::format("the gradients are not finite (norm {})", norm);
+    } else if (!adam.step(learningRate)) {
+      result.divergence = fmt::format(
+          "the update at learning rate {:.2e} would make the head's weights "
+          "NaN or infinite",
+          learningRate);
+    } else {
+      headTensorsChanged();
+    }
+    return result;
+  }
+
+  // Stops training after a refused step, leaving the last head whose loss was finite: the head the step
+  // started from, or, when that head's own loss was not finite, the head before it (`previousHead`), whose
+  // snapshot of the step in between is removed. Throws TrainingDivergedError.
+  [[noreturn]] void stopDiverged(const StepResult& result, const std::vector<at::Tensor>& previousHead,
+                                 const std::string& snapshotOfTheFailingHead) {
+    const int failedStep = step + 1;
+    if (result.lossNotFinite && !previousHead.empty()) {
+      at::NoGradGuard noGrad;
+      for (std::size_t i = 0; i < headTensors.size(); ++i) headTensors[i].copy_(previousHead[i]);
+      headTensorsChanged();
+      --step;
+      std::error_code ignored;
+      if (!snapshotOfTheFailingHead.empty()) fs::remove(snapshotOfTheFailingHead, ignored);
+    }
+    throw TrainingDivergedError(
+        failedStep, step,
+        fmt::format("Training diverged at step {}: {}. The head is kept as it was after step {}, the last "
+                    "with a finite loss; try a lower learning rate or check the labels",
+                    failedStep, result.divergence, step));
   }
 
   void headTensorsChanged() {
@@ -304,8 +346,10 @@ struct FineTuner::State {
     for (double rate : kRateCandidates) {
       if (control.stopRequested()) break;
       const std::unique_ptr<detail::AdamW> adam = freshOptimizer();
-      for (const std::vector<std::size_t>& batch : batches) trainStep(*adam, batch, rate);
-      const double loss = evaluate(probe).loss;
+      bool diverged = false;
+      for (const std::vector<std::size_t>& batch : batches)
+        if (diverged = !trainStep(*adam, batch, rate).divergence.empty(); diverged) break;
+      const double loss = diverged ? std::numeric_limits<double>::infinity() : evaluate(probe).loss;
       restore();
       rateTrials.push_back({rate, loss});
       if (onTrial) onTrial(rateTrials.size(), std::size(kRateCandidates), rateTrials.back());
@@ -526,6 +570,8 @@ TrainingReport FineTuner::train(const TrainingControl& control, const ProgressCa
   double lossSum = 0;
   int lossSteps = 0;
   double recentLoss = std::numeric_limits<double>::quiet_NaN();
+  std::vector<at::Tensor> lastGoodHead;  // the head before the last step, whose loss was finite
+  std::string lastSnapshot;              // written by this call, of the head after the last step
   while (s.step < s.settings.steps) {
     if (!control.waitWhilePaused()) {
       report.stopped = true;
@@ -533,7 +579,14 @@ TrainingReport FineTuner::train(const TrainingControl& control, const ProgressCa
     }
     const auto stepStart = Clock::now();
     const double learningRate = learningRateAt(s.settings, s.step);
-    const double lossValue = s.trainStep(*s.optimizer, s.nextBatch(), learningRate);
+    // The head this step starts from, while its loss is not yet known to be finite.
+    std::vector<at::Tensor> startingHead;
+    for (const at::Tensor& p : s.headTensors) startingHead.push_back(p.detach().clone());
+    const State::StepResult result = s.trainStep(*s.optimizer, s.nextBatch(), learningRate);
+    if (!result.divergence.empty()) s.stopDiverged(result, lastGoodHead, lastSnapshot);
+    lastGoodHead = std::move(startingHead);
+    const double lossValue = result.loss;
+    lastSnapshot.clear();
     if (std::isnan(s.firstLoss)) s.firstLoss = lossValue;
     ++s.step;
     lossSum += lossValue;
@@ -560,6 +613,7 @@ TrainingReport FineTuner::train(const TrainingControl& control, const ProgressCa
       progress.snapshot =
           (fs::path(folder) / fmt::format("snapshot-step-{:06d}.safetensors", s.step)).string();
       save(progress.snapshot, s.settings.snapshotFullModel);
+      lastSnapshot = progress.snapshot;
     }
     if (reportEvery <= 0 || s.step % reportEvery == 0 || progress.validation || !progress.snapshot.empty() ||
         last) {

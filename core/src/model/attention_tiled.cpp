@@ -1,6 +1,6 @@
 #include "attention_tiled.h"
 
-#include "exp_polynomial.h"
+#include "exp_vector.h"
 
 #include "sapiens/common/cpu_features.h"
 
@@ -49,25 +49,6 @@ FloatBuffer allocateFloats(int64_t count) {
   auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
   if (!p) throw std::bad_alloc();
   return FloatBuffer(p);
-}
-
-SAPIENS_AVX512 inline __m512 exp16(__m512 x) {
-  namespace c = exp_polynomial;
-  x = _mm512_max_ps(x, _mm512_set1_ps(c::kLowestInput));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(c::kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(c::kLn2High), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(c::kLn2Low), r);
-  __m512 p = _mm512_set1_ps(c::kP0);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c::kP1));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c::kP2));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c::kP3));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c::kP4));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c::kP5));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  const __m512i exponent =
-      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_mul_ps(p, _mm512_castsi512_ps(exponent));
 }
 
 SAPIENS_AVX512 inline __mmask16 tailMask(int64_t remaining) {

@@ -4,7 +4,8 @@
 
 namespace sapiens::detail::exp_polynomial {
 
-inline constexpr float kLowestInput = -87.33654f;  // below it 2^n underflows the exponent bits
+inline constexpr float kLowestInput = -87.33654f;  // below it 2^n underflows the exponent bits: 0
+inline constexpr float kHighestInput = 88.8f;      // above ln(FLT_MAX) = 88.7228: +inf either way
 inline constexpr float kLog2e = 1.44269504088896341f;
 inline constexpr float kLn2High = 0.693359375f;
 inline constexpr float kLn2Low = -2.12194440e-4f;

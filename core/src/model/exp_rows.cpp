@@ -1,6 +1,6 @@
 #include "exp_rows.h"
 
-#include "exp_polynomial.h"
+#include "exp_vector.h"
 
 #include "sapiens/common/cpu_features.h"
 
@@ -13,30 +13,15 @@
 #include <cmath>
 #include <limits>
 
+// GCC 12 reports the deliberately undefined pass-through operand inside its AVX-512 intrinsics
+// (_mm512_undefined_ps) as maybe-uninitialized once they are inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace sapiens::detail {
 
 namespace {
 
 #define SAPIENS_AVX2 __attribute__((target("avx2,fma")))
-
-SAPIENS_AVX2 inline __m256 exp8(__m256 x) {
-  namespace c = exp_polynomial;
-  x = _mm256_max_ps(x, _mm256_set1_ps(c::kLowestInput));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(c::kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(c::kLn2High), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(c::kLn2Low), r);
-  __m256 p = _mm256_set1_ps(c::kP0);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c::kP5));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i exponent =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(exponent));
-}
 
 SAPIENS_AVX2 float horizontal(__m256 v, float (*combine)(float, float)) {
   alignas(32) float lanes[8];
@@ -74,12 +59,45 @@ SAPIENS_AVX2 void expInPlaceAvx2(float* x, int64_t n) {
   for (; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))) void expInPlaceAvx512(float* x,
+                                                                                             int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(x + i, mask, exp16(_mm512_maskz_loadu_ps(mask, x + i)));
+  }
+}
+
 }  // namespace
 
+bool expPathAvailable(ExpPath path) {
+  switch (path) {
+    case ExpPath::Scalar:
+      return true;
+    case ExpPath::Avx2:
+      return cpu::hasAvx2Fma();
+    case ExpPath::Avx512:
+      return cpu::hasAvx512();
+  }
+  return false;
+}
+
+void expInPlace(float* x, std::int64_t n, ExpPath path) {
+  if (!expPathAvailable(path)) path = ExpPath::Scalar;
+  switch (path) {
+    case ExpPath::Avx512:
+      return expInPlaceAvx512(x, n);
+    case ExpPath::Avx2:
+      return expInPlaceAvx2(x, n);
+    case ExpPath::Scalar:
+      for (std::int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+  }
+}
+
 void expInPlace(float* x, std::int64_t n) {
-  static const bool vectorised = cpu::hasAvx2Fma();
-  if (vectorised) return expInPlaceAvx2(x, n);
-  for (std::int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+  static const ExpPath fastest = expPathAvailable(ExpPath::Avx512) ? ExpPath::Avx512
+                                 : expPathAvailable(ExpPath::Avx2) ? ExpPath::Avx2
+                                                                   : ExpPath::Scalar;
+  expInPlace(x, n, fastest);
 }
 
 bool expShiftedRows(at::Tensor& block, at::Tensor& rowSums) {

@@ -12,8 +12,14 @@ namespace sapiens::detail {
 /// the tensor does not fit that description; the caller then uses at::softmax.
 bool expShiftedRows(at::Tensor& block, at::Tensor& rowSums);
 
-/// x[i] = exp(x[i]) for i < n: the same polynomial where the CPU has AVX2/FMA, else std::exp. Inputs
-/// below about -87 give 0 or a denormal-free tiny value, as for a softmax's shifted logits.
+/// The instruction sets the exponentials can run on; the fastest the CPU has is used unless one is named.
+enum class ExpPath { Scalar, Avx2, Avx512 };
+bool expPathAvailable(ExpPath path);
+
+/// x[i] = exp(x[i]) for i < n: the same polynomial where the CPU has AVX2/FMA or AVX-512, else
+/// std::exp. Within 4e-7 relative of std::exp; NaN stays NaN, +inf gives +inf, inputs below about -87.34
+/// give 0 (std::exp gives a denormal there). A path the CPU lacks runs as Scalar.
 void expInPlace(float* x, std::int64_t n);
+void expInPlace(float* x, std::int64_t n, ExpPath path);
 
 }  // namespace sapiens::detail

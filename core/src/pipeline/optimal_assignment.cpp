@@ -1,5 +1,7 @@
 #include "optimal_assignment.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace sapiens::detail {
@@ -21,7 +23,10 @@ std::vector<int> assignRowsToColumns(const std::vector<double>& cost, int rows, 
     int column = 0;
     std::vector<double> least(columns + 1, inf);
     std::vector<bool> used(columns + 1, false);
-    do {
+    // Each pass marks one more column used, so a row takes at most `columns` + 1 passes; with finite costs a
+    // free column is always found; the bound keeps even a broken cost matrix from looping forever.
+    bool found = false;
+    for (int pass = 0; pass <= columns && !found; ++pass) {
       used[column] = true;
       const int row = holder[column];
       double delta = inf;
@@ -40,8 +45,11 @@ std::vector<int> assignRowsToColumns(const std::vector<double>& cost, int rows, 
           least[c] -= delta;
         }
       }
+      if (next == 0) break;  // no reachable column: this row stays unassigned
       column = next;
-    } while (holder[column] != 0);
+      found = holder[column] == 0;
+    }
+    if (!found) continue;
     do {
       const int previous = way[column];
       holder[column] = holder[previous];
@@ -55,10 +63,26 @@ std::vector<int> assignRowsToColumns(const std::vector<double>& cost, int rows, 
   return rowColumn;
 }
 
+// Non-finite costs (a NaN keypoint, an overflowed box) as the worst finite choice, one above the largest
+// finite cost: such a pair is taken only when nothing else is left, and the caller's similarity test
+// rejects it then. Finite costs are kept as they are, but their range is bounded so that the potentials'
+// sums cannot overflow.
+std::vector<double> finiteCosts(const std::vector<double>& cost) {
+  constexpr double kLimit = 1e150;
+  double worst = 0;
+  for (double c : cost)
+    if (std::isfinite(c)) worst = std::max(worst, std::min(std::abs(c), kLimit));
+  std::vector<double> out(cost.size());
+  std::transform(cost.begin(), cost.end(), out.begin(),
+                 [&](double c) { return std::isfinite(c) ? std::clamp(c, -kLimit, kLimit) : worst + 1; });
+  return out;
+}
+
 }  // namespace
 
-std::vector<int> optimalAssignment(const std::vector<double>& cost, int rows, int columns) {
+std::vector<int> optimalAssignment(const std::vector<double>& rawCost, int rows, int columns) {
   if (rows == 0 || columns == 0) return std::vector<int>(rows, -1);
+  const std::vector<double> cost = finiteCosts(rawCost);
   if (rows <= columns) return assignRowsToColumns(cost, rows, columns, false);
   // More rows than columns: assign the columns to rows, then invert.
   const std::vector<int> columnRow = assignRowsToColumns(cost, columns, rows, true);

@@ -50,6 +50,7 @@ BoundingBox boxOfState(const cv::Mat& state) {
 }  // namespace
 
 double boxIou(const BoundingBox& a, const BoundingBox& b) {
+  if (!a.isFinite() || !b.isFinite()) return 0.0;
   const double w = std::min(a.x2, b.x2) - std::max(a.x1, b.x1);
   const double h = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
   if (w <= 0 || h <= 0) return 0.0;
@@ -71,6 +72,7 @@ double keypointSimilarity(const PoseInstance& reference, const PoseInstance& oth
     if (!scored) continue;
     const double dx = reference.keypoints[k][0] - other.keypoints[k][0];
     const double dy = reference.keypoints[k][1] - other.keypoints[k][1];
+    if (!std::isfinite(dx) || !std::isfinite(dy)) continue;  // a keypoint decoded from NaN is no evidence
     sum += std::exp(-(dx * dx + dy * dy) / falloff);
     ++used;
   }
@@ -110,6 +112,7 @@ struct PersonTracker::State {
   TrackingOptions options;
   std::vector<Track> tracks;
   int nextId = 0;
+  int untracked = 0;
 };
 
 PersonTracker::PersonTracker(const TrackingOptions& options) : state_(std::make_unique<State>()) {
@@ -121,6 +124,10 @@ PersonTracker& PersonTracker::operator=(PersonTracker&&) noexcept = default;
 
 int PersonTracker::tracksStarted() const {
   return state_->nextId;
+}
+
+int PersonTracker::peopleNotTracked() const {
+  return state_->untracked;
 }
 
 int PersonTracker::tracksAlive() const {
@@ -146,7 +153,9 @@ void PersonTracker::assign(std::vector<PoseInstance>& people) {
     predicted.push_back(std::move(expected));
   }
   const int rows = static_cast<int>(s.tracks.size()), columns = static_cast<int>(people.size());
-  const std::vector<int> pairs = pairPeople(predicted, people, o);
+  std::vector<int> pairs = pairPeople(predicted, people, o);
+  for (int& p : pairs)
+    if (p >= 0 && !people[static_cast<std::size_t>(p)].bbox.isFinite()) p = -1;
   std::vector<bool> taken(static_cast<std::size_t>(columns), false);
   std::vector<State::Track> kept;
   for (int t = 0; t < rows; ++t) {
@@ -172,6 +181,7 @@ void PersonTracker::assign(std::vector<PoseInstance>& people) {
   for (int p = 0; p < columns; ++p) {
     if (taken[static_cast<std::size_t>(p)]) continue;
     PoseInstance& person = people[static_cast<std::size_t>(p)];
+    if (!person.bbox.isFinite()) ++s.untracked;  // a box the filter would turn into NaN for good
     if (!person.bbox.isProper()) continue;
     person.trackId = s.nextId++;
     kept.push_back({person.trackId, boxFilter(person.bbox), person, 0});

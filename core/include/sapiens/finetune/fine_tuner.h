@@ -16,6 +16,7 @@
 #include "sapiens/finetune/training_progress.h"
 #include "sapiens/finetune/training_settings.h"
 #include "sapiens/model/model.h"
+#include "sapiens/model/model_error.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -32,6 +33,22 @@ struct SampleInfo {
   std::size_t person = 0;  ///< pose
   int variant = 0;         ///< 0: as labelled; 1: flipped; more: colour variants (flipped when odd)
   bool validation = false;
+};
+
+/// Training stopped because a step's loss, gradients or update were NaN or infinite. That step was not
+/// applied, and the head is the last one whose loss was finite: as it was after keptStep() steps (one
+/// fewer than before the failing step when the head it started from already gave a non-finite loss).
+class TrainingDivergedError : public ModelRunError {
+ public:
+  TrainingDivergedError(int step, int keptStep, const std::string& message)
+      : ModelRunError(message), step_(step), keptStep_(keptStep) {}
+  /// The step that failed (1-based).
+  int step() const { return step_; }
+  int keptStep() const { return keptStep_; }
+
+ private:
+  int step_;
+  int keptStep_;
 };
 
 class FineTuner {
@@ -53,6 +70,7 @@ class FineTuner {
                const RateTrialCallback& onRateTrial = {});
 
   /// Trains until settings().steps steps are done in all or `control` stops it; pauses when asked.
+  /// Throws TrainingDivergedError when a step would make the loss or the head non-finite.
   /// Progress is reported every `reportEvery` steps and on evaluation and snapshot steps.
   TrainingReport train(const TrainingControl& control, const ProgressCallback& onProgress = {},
                        int reportEvery = 1);

@@ -32,6 +32,9 @@ class PersonTracker {
   void assign(std::vector<PoseInstance>& people);
   /// Tracks started so far (the next new id).
   int tracksStarted() const;
+  /// People left untracked (trackId -1) because their box was not finite: a model whose output
+  /// overflowed. They never reach a track's filter, whose predictions would stay NaN from then on.
+  int peopleNotTracked() const;
   /// Tracks alive now (seen within maxMissedFrames).
   int tracksAlive() const;
 
