@@ -37,6 +37,13 @@ std::string slowKernelsWarning() {
          ": matrix products run at about half the rate of its AVX-512 kernels";
 }
 
+std::string coreTypeToPin(std::string_view core, bool cpuHasAvx2, bool cpuHasAvx512) {
+  if (core.empty() || !cpuHasAvx2) return {};
+  for (std::string_view known : {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"})
+    if (equalsIgnoringCase(core, known)) return {};
+  return cpuHasAvx512 ? "SkylakeX" : "Haswell";
+}
+
 bool slowerKernelsThanTheCpuRuns(std::string_view core, bool cpuHasAvx512) {
   return cpuHasAvx512 && (equalsIgnoringCase(core, "Haswell") || equalsIgnoringCase(core, "Zen"));
 }

@@ -1,5 +1,8 @@
 #include "sapiens/common/threads.h"
 
+#include "sapiens/common/blas_kernels.h"
+#include "sapiens/common/cpu_features.h"
+
 #include "sapiens/common/log.h"
 
 #include <ATen/Parallel.h>
@@ -64,6 +67,13 @@ void ensureThreadPoolWaitPolicy(int argc, char** argv) {
        {std::pair{"OMP_WAIT_POLICY", "PASSIVE"}, {"OPENBLAS_THREAD_TIMEOUT", "4"}}) {
     if (std::getenv(name)) continue;
     setenv(name, value, 1);
+    changed = true;
+  }
+  // OpenBLAS reads OPENBLAS_CORETYPE at load too: where it fell back to kernels older than the CPU runs,
+  // the restarted process gets the right ones.
+  const std::string pin = blas::coreTypeToPin(blas::openBlasCore(), cpu::hasAvx2Fma(), cpu::hasAvx512());
+  if (!pin.empty() && !std::getenv("OPENBLAS_CORETYPE")) {
+    setenv("OPENBLAS_CORETYPE", pin.c_str(), 1);
     changed = true;
   }
   if (!changed) return;
