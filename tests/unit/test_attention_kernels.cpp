@@ -2,6 +2,7 @@
 // AVX-512 kernel (online softmax over key blocks) and the two-GEMM path that other CPUs take.
 
 #include "model/attention.h"
+#include "model/attention_onednn.h"
 #include "model/attention_tiled.h"
 #include "sapiens/common/cpu_features.h"
 
@@ -75,6 +76,36 @@ class AttentionKernelsTest : public QObject {
                                                   .arg(s.queries)
                                                   .arg(s.keys)
                                                   .arg(error)));
+    }
+  }
+
+  // bf16 q, k, v through oneDNN's products (float32 sums, float32 softmax, bf16 probabilities): within a
+  // few bf16 roundings of the exact attention of the same bf16 inputs, and closer to it than LibTorch's
+  // own bf16 path, whose scores are rounded to bf16 before the exponential.
+  void oneDnnBf16MatchesDoublePrecision() {
+    for (const Shape& s : kShapes) {
+      const Inputs in = randomInputs(s, 3.0, 4);
+      const at::Tensor q = in.q.to(at::kBFloat16), k = in.k.to(at::kBFloat16), v = in.v.to(at::kBFloat16);
+      if (!sapiens::detail::oneDnnAttentionApplies(q, k, v))
+        QSKIP("oneDNN's bf16 products are not used here (not built in, no native bf16, or turned off)");
+      const at::Tensor got = sapiens::detail::oneDnnAttention(q, k, v);
+      QVERIFY2(got.defined(), "oneDNN offered no optimised kernel");
+      QCOMPARE(got.sizes().vec(), q.sizes().vec());
+      QCOMPARE(got.scalar_type(), at::kBFloat16);
+      const at::Tensor expected = reference(q, k, v);
+      const double error = maxError(got, expected);
+      const int64_t repeats = s.heads / s.kvHeads;
+      const double aten = maxError(sapiens::detail::attentionByMatrixProducts(
+                                       q, k.repeat_interleave(repeats, 1), v.repeat_interleave(repeats, 1)),
+                                   expected);
+      // The output's own rounding is 2^-9 of values up to ~3; the probabilities' adds about as much.
+      QVERIFY2(error < 2e-2 && error <= aten,
+               qPrintable(QString("d %1, %2 queries, %3 keys: max error %4, LibTorch's bf16 path %5")
+                              .arg(s.depth)
+                              .arg(s.queries)
+                              .arg(s.keys)
+                              .arg(error)
+                              .arg(aten)));
     }
   }
 

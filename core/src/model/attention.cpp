@@ -1,5 +1,6 @@
 #include "attention.h"
 
+#include "attention_onednn.h"
 #include "attention_tiled.h"
 #include "exp_rows.h"
 #include "layers.h"
@@ -22,6 +23,10 @@ at::Tensor repeatHeads(const at::Tensor& t, int64_t heads) {
 }  // namespace
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  if (oneDnnAttentionApplies(q, k, v)) {
+    at::Tensor out = oneDnnAttention(q, k, v);
+    if (out.defined()) return out;
+  }
 #if TORCH_VERSION_MAJOR >= 2
   return at::scaled_dot_product_attention(q, repeatHeads(k, q.size(1)), repeatHeads(v, q.size(1)));
 #else

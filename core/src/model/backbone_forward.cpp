@@ -2,6 +2,7 @@
 
 #include "attention.h"
 #include "layers.h"
+#include "norm_rope_bf16.h"
 #include "rope.h"
 
 #include <ATen/ATen.h>
@@ -20,37 +21,76 @@ struct AttentionConfig {
   bool layerScale = false;
 };
 
-at::Tensor attentionBranch(const ParameterAccess& p, const AttentionConfig& cfg, const at::Tensor& x,
-                           const RopeTables* rope) {
-  const int64_t batch = x.size(0);
-  const int64_t tokens = x.size(1);
-  at::Tensor q = linear(x, p, "wq").view({batch, tokens, cfg.heads, cfg.headDim}).permute({0, 2, 1, 3});
-  at::Tensor k = linear(x, p, "wk").view({batch, tokens, cfg.kvHeads, cfg.headDim}).permute({0, 2, 1, 3});
-  at::Tensor v = linear(x, p, "wv").view({batch, tokens, cfg.kvHeads, cfg.headDim}).permute({0, 2, 1, 3});
-  if (cfg.qkNorm) {
-    q = rmsNorm(q, p("q_norm.weight"));
-    k = rmsNorm(k, p("k_norm.weight"));
-  }
-  if (rope != nullptr) {
-    q = applyRope(q, *rope);
-    k = applyRope(k, *rope);
-  }
-  at::Tensor out = attention(q, k, v).transpose(1, 2).reshape({batch, tokens, cfg.heads * cfg.headDim});
-  out = linear(out, p, "proj");
-  if (cfg.layerScale) out = out.mul(p("gamma.weight"));
-  return out;
+MatmulEpilogue adding(const at::Tensor& residual, const at::Tensor& scale = {}) {
+  MatmulEpilogue e;
+  e.add = residual;
+  e.scale = scale;
+  return e;
 }
 
-at::Tensor swiGlu(const ParameterAccess& p, const at::Tensor& x) {
-  // In place on the halves of the projection: two fewer activations of tokens x F.
-  std::vector<at::Tensor> halves = linear(x, p, "w12").chunk(2, -1);
-  return linear(at::silu_(halves[0]).mul_(halves[1]), p, "w3");
+// residual + attention(x): the residual is added by the output projection.
+at::Tensor attentionBranch(const ParameterAccess& p, const AttentionConfig& cfg, const at::Tensor& x,
+                           const RopeTables* rope, const at::Tensor& residual) {
+  const int64_t batch = x.size(0);
+  const int64_t tokens = x.size(1);
+  at::Tensor q = linear(x, p, "wq").view({batch, tokens, cfg.heads, cfg.headDim});
+  at::Tensor k = linear(x, p, "wk").view({batch, tokens, cfg.kvHeads, cfg.headDim});
+  at::Tensor v = linear(x, p, "wv").view({batch, tokens, cfg.kvHeads, cfg.headDim}).permute({0, 2, 1, 3});
+  const bool bf16Tables = rope == nullptr || rope->sin.scalar_type() == at::kBFloat16;
+  if (cfg.qkNorm && bf16Tables && fusedNormApplies(q, p("q_norm.weight")) &&
+      fusedNormApplies(k, p("k_norm.weight"))) {
+    // One pass each over q and k, in their token-major layout.
+    q = rmsNormRopeBf16(q, p("q_norm.weight"), kRmsNormEps, rope).permute({0, 2, 1, 3});
+    k = rmsNormRopeBf16(k, p("k_norm.weight"), kRmsNormEps, rope).permute({0, 2, 1, 3});
+  } else {
+    q = q.permute({0, 2, 1, 3});
+    k = k.permute({0, 2, 1, 3});
+    if (cfg.qkNorm) {
+      q = rmsNorm(q, p("q_norm.weight"));
+      k = rmsNorm(k, p("k_norm.weight"));
+    }
+    if (rope != nullptr) {
+      q = applyRope(q, *rope);
+      k = applyRope(k, *rope);
+    }
+  }
+  at::Tensor out = attention(q, k, v).transpose(1, 2).reshape({batch, tokens, cfg.heads * cfg.headDim});
+  return linear(out, p, "proj", adding(residual, cfg.layerScale ? p("gamma.weight") : at::Tensor()));
+}
+
+// The gate and value halves of w12 as two oneDNN products, SiLU fused into the first and the product of
+// the halves into the second: no tokens x 2F tensor, no separate passes. Undefined where oneDNN does not
+// take them.
+at::Tensor fusedGatedHidden(const ParameterAccess& p, const at::Tensor& x) {
+  const at::Tensor& w12 = p("w12.weight");
+  if (!oneDnnLinearApplies(x, w12)) return {};
+  const at::Tensor b12 = p.optional("w12.bias");
+  const int64_t f = w12.size(0) / 2;
+  const auto half = [&](int64_t i) { return b12.defined() ? b12.narrow(0, i * f, f) : b12; };
+  MatmulEpilogue silu;
+  silu.silu = true;
+  const at::Tensor gate = oneDnnLinear(x, w12.narrow(0, 0, f), half(0), silu);
+  if (!gate.defined()) return {};
+  MatmulEpilogue gated;
+  gated.multiply = gate;
+  return oneDnnLinear(x, w12.narrow(0, f, f), half(1), gated);
+}
+
+// residual + SwiGLU(x): the residual is added by the output projection.
+at::Tensor swiGlu(const ParameterAccess& p, const at::Tensor& x, const at::Tensor& residual) {
+  at::Tensor hidden = fusedGatedHidden(p, x);
+  if (!hidden.defined()) {
+    // In place on the halves of the projection: two fewer activations of tokens x F.
+    std::vector<at::Tensor> halves = linear(x, p, "w12").chunk(2, -1);
+    hidden = at::silu_(halves[0]).mul_(halves[1]);
+  }
+  return linear(hidden, p, "w3", adding(residual));
 }
 
 at::Tensor block(const ParameterAccess& p, const AttentionConfig& cfg, const at::Tensor& x,
                  const RopeTables* rope) {
-  at::Tensor out = x.add(attentionBranch(p.sub("attn."), cfg, rmsNorm(x, p("ln1.weight")), rope));
-  return out.add(swiGlu(p.sub("ffn."), rmsNorm(out, p("ln2.weight"))));
+  const at::Tensor out = attentionBranch(p.sub("attn."), cfg, rmsNorm(x, p("ln1.weight")), rope, x);
+  return swiGlu(p.sub("ffn."), rmsNorm(out, p("ln2.weight")), out);
 }
 
 // 4K tokenizer: every window of windowSize x windowSize patches becomes one token (the output at the

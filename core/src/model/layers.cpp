@@ -1,5 +1,7 @@
 #include "layers.h"
 
+#include "norm_rope_bf16.h"
+
 #include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
@@ -25,6 +27,7 @@ at::Tensor conv2dSummingInFloat(const at::Tensor& x, const at::Tensor& weight, c
 }
 
 at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  if (fusedNormApplies(x, weight)) return rmsNormBf16(x, weight, eps);
   const at::Tensor upcast = x.to(at::kFloat);
   const at::Tensor inverseRms = at::rsqrt(upcast.pow(2).mean({-1}, /*keepdim=*/true).add(eps));
   return upcast.mul(inverseRms).to(x.scalar_type()).mul(weight);
@@ -40,8 +43,15 @@ at::Tensor instanceNorm(const at::Tensor& x, double eps) {
                            at::globalContext().userEnabledCuDNN());
 }
 
-at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::string& name) {
-  return at::linear(x, p(name + ".weight"), p.optional(name + ".bias"));
+at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::string& name,
+                  const MatmulEpilogue& epilogue) {
+  const at::Tensor& weight = p(name + ".weight");
+  const at::Tensor bias = p.optional(name + ".bias");
+  if (oneDnnLinearApplies(x, weight)) {
+    at::Tensor y = oneDnnLinear(x, weight, bias, epilogue);
+    if (y.defined()) return y;
+  }
+  return linearWithEpilogue(x, weight, bias, epilogue);
 }
 
 at::Tensor conv2d(const at::Tensor& x, const ParameterAccess& p, const std::string& name, int stride) {

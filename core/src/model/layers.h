@@ -1,6 +1,7 @@
 #pragma once
 // The elementary layers of Sapiens2, as functions of tensors, with PyTorch's numerics.
 
+#include "onednn_matmul.h"
 #include "parameter_access.h"
 
 #include <ATen/core/Tensor.h>
@@ -27,8 +28,10 @@ bool cpuGemmRoundsSums(const at::Tensor& x);
 /// at::conv2d; computed in float32 and rounded back to x's dtype where cpuGemmRoundsSums(x).
 at::Tensor conv2dSummingInFloat(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                 at::IntArrayRef stride, at::IntArrayRef padding);
-/// y = x W^T + b for `<name>.weight` / `<name>.bias` (bias optional).
-at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::string& name);
+/// y = epilogue(x W^T + b) for `<name>.weight` / `<name>.bias` (bias optional): oneDNN's bf16 matmul with
+/// the epilogue fused where it applies (onednn_matmul.h), else at::linear and ATen ops.
+at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::string& name,
+                  const MatmulEpilogue& epilogue = {});
 /// Conv2d with `<name>.weight` / `<name>.bias`, padding (k-1)/2.
 at::Tensor conv2d(const at::Tensor& x, const ParameterAccess& p, const std::string& name, int stride = 1);
 /// ConvTranspose2d stride 2 without bias; padding/output padding from the kernel size (4: 1/0, 3: 1/1, 2:

@@ -1,0 +1,212 @@
+#include "attention_onednn.h"
+
+#include "onednn_matmul.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+
+#ifdef SAPIENS_HAVE_ONEDNN
+#include "exp_vector.h"
+#include "onednn_engine.h"
+
+#include <fmt/format.h>
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+// GCC 12 reports the deliberately undefined pass-through operand inside its AVX-512 intrinsics
+// (_mm512_undefined_ps) as maybe-uninitialized once they are inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace sapiens::detail {
+
+namespace {
+
+bool fits(const at::Tensor& t) {
+  return t.defined() && t.is_cpu() && t.scalar_type() == at::kBFloat16 && t.dim() == 4 && t.stride(3) == 1 &&
+         !t.is_conj() && !t.is_neg();
+}
+
+}  // namespace
+
+bool oneDnnAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  if (!fits(q) || !fits(k) || !fits(v) || !oneDnnBf16InUse()) return false;
+  if (c10::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad()))
+    return false;
+  const int64_t depth = q.size(3);
+  return depth > 0 && k.size(3) == depth && v.size(3) == depth && k.size(0) == q.size(0) &&
+         v.size(0) == q.size(0) && k.size(1) == v.size(1) && k.size(1) > 0 && q.size(1) % k.size(1) == 0 &&
+         k.size(2) == v.size(2) && k.size(2) > 0 && q.size(2) > 0;
+}
+
+#ifdef SAPIENS_HAVE_ONEDNN
+
+namespace {
+
+#define SAPIENS_AVX512_BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma")))
+
+// Queries per block: their float32 scores over 3081 keys (3 MiB) and bf16 probabilities stay in L2.
+constexpr int64_t kQueryBlock = 256;
+
+SAPIENS_AVX512_BF16 inline __mmask16 tailMask(int64_t remaining) {
+  return remaining >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << remaining) - 1u);
+}
+
+// p[j] = bf16(exp(s[j] - max(s))) for j < n; returns the float32 sum of the exponentials.
+SAPIENS_AVX512_BF16 float expRowToBf16(const float* s, std::uint16_t* p, int64_t n) {
+  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 m = lowest;
+  for (int64_t j = 0; j < n; j += 16)
+    m = _mm512_max_ps(m, _mm512_mask_loadu_ps(lowest, tailMask(n - j), s + j));
+  const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(m));
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 mask = tailMask(n - j);
+    const __m512 e =
+        _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, s + j), shift)));
+    sum = _mm512_add_ps(sum, e);
+    _mm256_mask_storeu_epi16(p + j, mask, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e)));
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+// out[j] = bf16(acc[j] / sum) for j < n.
+SAPIENS_AVX512_BF16 void normaliseRowToBf16(const float* acc, float sum, std::uint16_t* out, int64_t n) {
+  const __m512 inverse = _mm512_set1_ps(1.0f / sum);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 mask = tailMask(n - j);
+    const __m512 value = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, acc + j), inverse);
+    _mm256_mask_storeu_epi16(out + j, mask, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(value)));
+  }
+}
+
+using Dims = dnnl::memory::dims;
+
+struct Geometry {
+  int64_t heads, kvHeads, queries, keys, depth;
+  int64_t qRow, kRow, vRow;  // element strides between tokens
+  float scale;
+};
+
+// scores (rows, keys) f32 = scale * q (rows, d) k^T, k read in place as a (d, keys) matrix.
+dnnl::matmul::primitive_desc describeScores(const Geometry& g, int64_t rows) {
+  using dnnl::memory;
+  const memory::desc q(Dims{rows, g.depth}, memory::data_type::bf16, Dims{g.qRow, 1});
+  const memory::desc kT(Dims{g.depth, g.keys}, memory::data_type::bf16, Dims{1, g.kRow});
+  const memory::desc scores(Dims{rows, g.keys}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {g.scale});
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q, kT, scores), attr, oneDnnEngine());
+}
+
+// out (rows, d) f32 = p (rows, keys) v, v read in place.
+dnnl::matmul::primitive_desc describeValues(const Geometry& g, int64_t rows) {
+  using dnnl::memory;
+  const memory::desc p(Dims{rows, g.keys}, memory::data_type::bf16, memory::format_tag::ab);
+  const memory::desc v(Dims{g.keys, g.depth}, memory::data_type::bf16, Dims{g.vRow, 1});
+  const memory::desc out(Dims{rows, g.depth}, memory::data_type::f32, memory::format_tag::ab);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(p, v, out), oneDnnEngine());
+}
+
+struct Products {
+  const std::optional<dnnl::matmul>& scores;
+  const std::optional<dnnl::matmul>& values;
+};
+
+Products productsFor(const Geometry& g, int64_t rows) {
+  const std::string shape = fmt::format("{}x{}x{} strides {} {} {} scale {} t{}", rows, g.keys, g.depth,
+                                        g.qRow, g.kRow, g.vRow, g.scale, at::get_num_threads());
+  return {cachedMatmul("attention scores " + shape, [&] { return describeScores(g, rows); }),
+          cachedMatmul("attention values " + shape, [&] { return describeValues(g, rows); })};
+}
+
+void* address(const at::Tensor& t, int64_t b, int64_t h, int64_t token) {
+  return static_cast<c10::BFloat16*>(t.data_ptr()) + b * t.stride(0) + h * t.stride(1) + token * t.stride(2);
+}
+
+}  // namespace
+
+at::Tensor oneDnnAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  TORCH_CHECK(oneDnnAttentionApplies(q, k, v), "oneDnnAttention: unsupported tensors or CPU");
+  const int64_t batch = q.size(0);
+  Geometry g{q.size(1),   k.size(1),   q.size(2),
+             k.size(2),   q.size(3),   q.stride(2),
+             k.stride(2), v.stride(2), static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.size(3))))};
+  const int64_t block = std::min(kQueryBlock, g.queries);
+  const int64_t lastRows = g.queries - (g.queries - 1) / block * block;
+  const Products full = productsFor(g, block);
+  const Products last = productsFor(g, lastRows);
+  if (!full.scores || !full.values || !last.scores || !last.values) return {};
+
+  at::Tensor out = at::empty({batch, g.queries, g.heads, g.depth}, q.options());
+  at::Tensor scores = at::empty({block, g.keys}, q.options().dtype(at::kFloat));
+  at::Tensor probabilities = at::empty({block, g.keys}, q.options());
+  at::Tensor sums = at::empty({block}, q.options().dtype(at::kFloat));
+  at::Tensor accumulated = at::empty({block, g.depth}, q.options().dtype(at::kFloat));
+  float* scoreData = scores.data_ptr<float>();
+  auto* probabilityData = static_cast<std::uint16_t*>(probabilities.data_ptr());
+  float* sumData = sums.data_ptr<float>();
+  float* accumulatedData = accumulated.data_ptr<float>();
+  auto* outData = static_cast<std::uint16_t*>(out.data_ptr());
+
+  using dnnl::memory;
+  const dnnl::engine& engine = oneDnnEngine();
+  dnnl::stream stream(engine);
+  const int64_t group = g.heads / g.kvHeads;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < g.heads; ++h) {
+      const int64_t kvh = h / group;
+      for (int64_t start = 0; start < g.queries; start += block) {
+        const int64_t rows = std::min(block, g.queries - start);
+        const Products& products = rows == block ? full : last;
+        const memory qMemory(memory::desc(Dims{rows, g.depth}, memory::data_type::bf16, Dims{g.qRow, 1}),
+                             engine, address(q, b, h, start));
+        const memory kMemory(memory::desc(Dims{g.depth, g.keys}, memory::data_type::bf16, Dims{1, g.kRow}),
+                             engine, address(k, b, kvh, 0));
+        const memory scoreMemory(
+            memory::desc(Dims{rows, g.keys}, memory::data_type::f32, memory::format_tag::ab), engine,
+            scoreData);
+        products.scores->execute(
+            stream, {{DNNL_ARG_SRC, qMemory}, {DNNL_ARG_WEIGHTS, kMemory}, {DNNL_ARG_DST, scoreMemory}});
+        stream.wait();
+        at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r)
+            sumData[r] = expRowToBf16(scoreData + r * g.keys, probabilityData + r * g.keys, g.keys);
+        });
+        const memory pMemory(
+            memory::desc(Dims{rows, g.keys}, memory::data_type::bf16, memory::format_tag::ab), engine,
+            probabilityData);
+        const memory vMemory(memory::desc(Dims{g.keys, g.depth}, memory::data_type::bf16, Dims{g.vRow, 1}),
+                             engine, address(v, b, kvh, 0));
+        const memory accumulatedMemory(
+            memory::desc(Dims{rows, g.depth}, memory::data_type::f32, memory::format_tag::ab), engine,
+            accumulatedData);
+        products.values->execute(
+            stream,
+            {{DNNL_ARG_SRC, pMemory}, {DNNL_ARG_WEIGHTS, vMemory}, {DNNL_ARG_DST, accumulatedMemory}});
+        stream.wait();
+        std::uint16_t* target = outData + ((b * g.queries + start) * g.heads + h) * g.depth;
+        for (int64_t r = 0; r < rows; ++r)
+          normaliseRowToBf16(accumulatedData + r * g.depth, sumData[r], target + r * g.heads * g.depth,
+                             g.depth);
+      }
+    }
+  }
+  return out.permute({0, 2, 1, 3});
+}
+
+#else
+
+at::Tensor oneDnnAttention(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+  return {};
+}
+
+#endif
+
+}  // namespace sapiens::detail

@@ -1,0 +1,191 @@
+#include "onednn_matmul.h"
+
+#include "sapiens/common/cpu_features.h"
+#include "sapiens/common/log.h"
+#include "sapiens/model/compute_options.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+
+#ifdef SAPIENS_HAVE_ONEDNN
+#include "onednn_engine.h"
+#endif
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sapiens::detail {
+
+at::Tensor linearWithEpilogue(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                              const MatmulEpilogue& epilogue) {
+  at::Tensor y = at::linear(x, weight, bias);
+  if (epilogue.silu) y = at::silu_(y);
+  if (epilogue.scale.defined()) y = y.mul_(epilogue.scale);
+  if (epilogue.multiply.defined()) y = y.mul_(epilogue.multiply);
+  if (epilogue.add.defined()) y = y.add_(epilogue.add);
+  return y;
+}
+
+#ifdef SAPIENS_HAVE_ONEDNN
+
+namespace {
+
+bool switchedOn() {
+  static const bool on = [] {
+    const char* value = std::getenv("SAPIENS_ONEDNN_MATMUL");
+    const bool off = value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0);
+    const bool native = cpuBf16Support().native() || cpuBf16Support().forced;
+    const bool used = !off && native && cpu::hasAvx512Bf16();
+    logger().debug("bf16 linear layers on the CPU: {}", used ? "oneDNN matmul" : "ATen");
+    return used;
+  }();
+  return on;
+}
+
+dnnl::memory::data_type dataType(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kBFloat16:
+      return dnnl::memory::data_type::bf16;
+    case at::kFloat:
+      return dnnl::memory::data_type::f32;
+    default:
+      throw std::invalid_argument("oneDnnLinear: unsupported dtype");
+  }
+}
+
+dnnl::memory::desc rowMajor(int64_t rows, int64_t columns, const at::Tensor& t) {
+  return dnnl::memory::desc({rows, columns}, dataType(t), dnnl::memory::format_tag::ab);
+}
+
+std::string cacheKey(int64_t m, int64_t k, int64_t n, const at::Tensor& bias, const MatmulEpilogue& e) {
+  const auto type = [](const at::Tensor& t) { return t.defined() ? static_cast<int>(t.scalar_type()) : -1; };
+  return fmt::format("linear {}x{}x{} b{} silu{} s{} m{} a{} t{}", m, k, n, type(bias), e.silu, type(e.scale),
+                     type(e.multiply), type(e.add), at::get_num_threads());
+}
+
+dnnl::matmul::primitive_desc describeLinear(int64_t m, int64_t k, int64_t n, const at::Tensor& x,
+                                            const at::Tensor& bias, const MatmulEpilogue& e) {
+  using dnnl::memory;
+  const memory::desc src = rowMajor(m, k, x);
+  const memory::desc weights({k, n}, memory::data_type::bf16, memory::format_tag::ba);  // (N, K) rows
+  const memory::desc dst = rowMajor(m, n, x);
+  dnnl::post_ops ops;
+  if (e.silu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+  if (e.scale.defined()) ops.append_binary(dnnl::algorithm::binary_mul, rowMajor(1, n, e.scale));
+  if (e.multiply.defined()) ops.append_binary(dnnl::algorithm::binary_mul, rowMajor(m, n, e.multiply));
+  if (e.add.defined()) ops.append_binary(dnnl::algorithm::binary_add, rowMajor(m, n, e.add));
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  const dnnl::matmul::desc desc = bias.defined() ? dnnl::matmul::desc(src, weights, rowMajor(1, n, bias), dst)
+                                                 : dnnl::matmul::desc(src, weights, dst);
+  return dnnl::matmul::primitive_desc(desc, attr, oneDnnEngine());
+}
+
+dnnl::memory wrap(const at::Tensor& t, int64_t rows, int64_t columns) {
+  return dnnl::memory(rowMajor(rows, columns, t), oneDnnEngine(), t.data_ptr());
+}
+
+}  // namespace
+
+const dnnl::engine& oneDnnEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+const std::optional<dnnl::matmul>& cachedMatmul(
+    const std::string& key, const std::function<dnnl::matmul::primitive_desc()>& describe) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::optional<dnnl::matmul>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  std::optional<dnnl::matmul> made;
+  try {
+    const dnnl::matmul::primitive_desc pd = describe();
+    const std::string impl = pd.impl_info_str();
+    if (impl.rfind("ref", 0) == 0)
+      logger().debug("oneDNN has only its reference kernel for {}: ATen instead", key);
+    else
+      made.emplace(pd);
+  } catch (const dnnl::error& error) {
+    logger().debug("oneDNN cannot make {} ({}): ATen instead", key, error.what());
+  }
+  return cache.emplace(key, std::move(made)).first->second;
+}
+
+bool oneDnnBf16InUse() {
+  return switchedOn();
+}
+
+bool oneDnnLinearApplies(const at::Tensor& x, const at::Tensor& weight) {
+  if (!x.is_cpu() || x.scalar_type() != at::kBFloat16 || weight.scalar_type() != at::kBFloat16 ||
+      !weight.is_cpu() || weight.dim() != 2 || x.dim() < 1 || x.size(-1) != weight.size(1) || x.numel() == 0)
+    return false;
+  if (c10::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad())) return false;
+  return switchedOn();
+}
+
+at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                        const MatmulEpilogue& epilogue) {
+  const int64_t k = weight.size(1), n = weight.size(0), m = x.numel() / k;
+  const at::Tensor src = x.contiguous();
+  const at::Tensor w = weight.contiguous();
+  // Operands the post-ops read must be laid out as their descriptors say.
+  MatmulEpilogue e = epilogue;
+  if (e.scale.defined()) e.scale = e.scale.contiguous();
+  if (e.multiply.defined()) e.multiply = e.multiply.contiguous();
+  if (e.add.defined()) e.add = e.add.contiguous();
+  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
+  for (const at::Tensor* t : {&e.multiply, &e.add})
+    if (t->defined() && t->numel() != m * n) return {};
+  const std::optional<dnnl::matmul>& primitive =
+      cachedMatmul(cacheKey(m, k, n, b, e), [&] { return describeLinear(m, k, n, src, b, e); });
+  if (!primitive) return {};
+
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = n;
+  at::Tensor out = at::empty(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, wrap(src, m, k)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory({{k, n}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ba},
+                                      oneDnnEngine(), w.data_ptr())},
+      {DNNL_ARG_DST, wrap(out, m, n)}};
+  if (b.defined()) args.emplace(DNNL_ARG_BIAS, wrap(b, 1, n));
+  int index = e.silu ? 1 : 0;
+  if (e.scale.defined())
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1, wrap(e.scale, 1, n));
+  if (e.multiply.defined())
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1, wrap(e.multiply, m, n));
+  if (e.add.defined())
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1, wrap(e.add, m, n));
+  dnnl::stream stream(oneDnnEngine());
+  primitive->execute(stream, args);
+  stream.wait();
+  return out;
+}
+
+#else
+
+bool oneDnnBf16InUse() {
+  return false;
+}
+
+bool oneDnnLinearApplies(const at::Tensor&, const at::Tensor&) {
+  return false;
+}
+
+at::Tensor oneDnnLinear(const at::Tensor&, const at::Tensor&, const at::Tensor&, const MatmulEpilogue&) {
+  return {};
+}
+
+#endif
+
+}  // namespace sapiens::detail
