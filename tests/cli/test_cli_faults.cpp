@@ -200,6 +200,34 @@ class CliFaultsTest : public QObject {
     QVERIFY(QFile::exists(out2 + "/astronaut.normal.png"));
   }
 
+  // A pose head whose first two keypoints' weights are 3e38 overflows: NaN and infinite heatmaps, keypoints
+  // decoded from them with scores above the threshold, and the tracker pairing people on those numbers
+  // (once a hang). The run must end, say so, and write files a JSON reader parses.
+  void anOverflowingPoseModelOnATrackedVideoEndsAndSaysSo() {
+    QTemporaryDir dir;
+    const std::string folder = dir.path().toStdString();
+    const QString video = QString::fromStdString(sapiens::test::writeCrossingVideo(folder));
+    const QString boxes = QString::fromStdString(sapiens::test::writeCrossingBoxes(folder));
+    const QString huge = withHugeWeights("pose", "decode_head.conv_pose.weight", 32, 3e38f,
+                                         dir.filePath("huge_pose.safetensors"));
+    QVERIFY(!huge.isEmpty());
+    const QString out = dir.filePath("out");
+    QElapsedTimer timer;
+    timer.start();
+    const auto r = runCli({"run", video, "--output", out, "--task", "pose", "--device", "cpu", "--dtype",
+                           "fp32", "--input-size", "128x96", "--bbox-file", boxes, "--pose-model", huge},
+                          60000);
+    QVERIFY2(!r.crashed && timer.elapsed() < 60000, qPrintable(describe(r)));
+    QVERIFY2(r.exitCode == 0 || r.exitCode == 3, qPrintable(describe(r)));
+    QVERIFY2(r.err.contains("NaN or infinite"), qPrintable(r.err));
+    const QJsonObject manifest = readJson(out + "/results.json");
+    QVERIFY2(manifest["warnings"].toObject().contains("pose") ||
+                 manifest["task_failures"].toObject().contains("pose"),
+             qPrintable(QJsonDocument(manifest).toJson()));
+    const QJsonArray frames = readJson(out + "/crossing.pose.json")["frames"].toArray();
+    QCOMPARE(frames.size(), sapiens::test::CrossingScene::kFrames);
+  }
+
   // A full disk while a picture's files are written: the picture fails, the files already written for it
   // are removed (a full disk gets their space back), and the folder holds only what results.json lists.
   // The disk is a 2 MB tmpfs mounted in a private user and mount namespace, where the machine allows one.
