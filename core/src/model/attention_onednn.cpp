@@ -58,18 +58,20 @@ SAPIENS_AVX512_BF16 inline __mmask16 tailMask(int64_t remaining) {
   return remaining >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << remaining) - 1u);
 }
 
-// p[j] = bf16(exp(s[j] - max(s))) for j < n; returns the float32 sum of the exponentials.
-SAPIENS_AVX512_BF16 float expRowToBf16(const float* s, std::uint16_t* p, int64_t n) {
+// p[j] = bf16(exp(scale s[j] - max(scale s))) for j < n; returns the float32 sum of the exponentials. The
+// scale is applied here rather than by the product: oneDNN 2.6 has no AMX kernel with an output scale.
+SAPIENS_AVX512_BF16 float expRowToBf16(const float* s, std::uint16_t* p, int64_t n, float scale) {
   const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512 factor = _mm512_set1_ps(scale);
   __m512 m = lowest;
   for (int64_t j = 0; j < n; j += 16)
-    m = _mm512_max_ps(m, _mm512_mask_loadu_ps(lowest, tailMask(n - j), s + j));
+    m = _mm512_max_ps(m, _mm512_mul_ps(_mm512_mask_loadu_ps(lowest, tailMask(n - j), s + j), factor));
   const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(m));
   __m512 sum = _mm512_setzero_ps();
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 mask = tailMask(n - j);
-    const __m512 e =
-        _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, s + j), shift)));
+    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, s + j), factor);
+    const __m512 e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(scaled, shift)));
     sum = _mm512_add_ps(sum, e);
     _mm256_mask_storeu_epi16(p + j, mask, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e)));
   }
@@ -94,15 +96,13 @@ struct Geometry {
   float scale;
 };
 
-// scores (rows, keys) f32 = scale * q (rows, d) k^T, k read in place as a (d, keys) matrix.
+// scores (rows, keys) f32 = q (rows, d) k^T, k read in place as a (d, keys) matrix.
 dnnl::matmul::primitive_desc describeScores(const Geometry& g, int64_t rows) {
   using dnnl::memory;
   const memory::desc q(Dims{rows, g.depth}, memory::data_type::bf16, Dims{g.qRow, 1});
   const memory::desc kT(Dims{g.depth, g.keys}, memory::data_type::bf16, Dims{1, g.kRow});
   const memory::desc scores(Dims{rows, g.keys}, memory::data_type::f32, memory::format_tag::ab);
-  dnnl::primitive_attr attr;
-  attr.set_output_scales(0, {g.scale});
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q, kT, scores), attr, oneDnnEngine());
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q, kT, scores), oneDnnEngine());
 }
 
 // out (rows, d) f32 = p (rows, keys) v, v read in place.
@@ -177,7 +177,7 @@ at::Tensor oneDnnAttention(const at::Tensor& q, const at::Tensor& k, const at::T
         stream.wait();
         at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r)
-            sumData[r] = expRowToBf16(scoreData + r * g.keys, probabilityData + r * g.keys, g.keys);
+            sumData[r] = expRowToBf16(scoreData + r * g.keys, probabilityData + r * g.keys, g.keys, g.scale);
         });
         const memory pMemory(
             memory::desc(Dims{rows, g.keys}, memory::data_type::bf16, memory::format_tag::ab), engine,

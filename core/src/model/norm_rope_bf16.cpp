@@ -1,5 +1,7 @@
 #include "norm_rope_bf16.h"
 
+#include "onednn_matmul.h"
+
 #include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
@@ -101,7 +103,8 @@ const Bits* bits(const at::Tensor& t) {
 }  // namespace
 
 bool fusedNormApplies(const at::Tensor& x, const at::Tensor& weight) {
-  static const bool cpuHasIt = cpu::hasAvx512Bf16();
+  // Part of the bf16 CPU path that SAPIENS_ONEDNN_MATMUL=0 turns off as a whole.
+  static const bool cpuHasIt = cpu::hasAvx512Bf16() && oneDnnBf16InUse();
   if (!cpuHasIt || !x.is_cpu() || x.scalar_type() != at::kBFloat16 || !x.is_contiguous() || x.dim() < 1 ||
       !weight.defined() || weight.scalar_type() != at::kBFloat16 || !weight.is_cpu() ||
       weight.numel() != x.size(-1) || x.size(-1) == 0)
@@ -110,6 +113,7 @@ bool fusedNormApplies(const at::Tensor& x, const at::Tensor& weight) {
 }
 
 at::Tensor rmsNormBf16(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  // One "head" of all the channels: head-major and token-major are the same layout.
   return rmsNormRopeBf16(x.view({1, -1, 1, x.size(-1)}), weight, eps, nullptr).view(x.sizes());
 }
 
@@ -127,7 +131,7 @@ at::Tensor rmsNormRopeBf16(const at::Tensor& x, const at::Tensor& weight, double
                 "rmsNormRopeBf16: tables do not fit");
     prefix = tokens - sin.size(0);
   }
-  at::Tensor y = at::empty_like(x);
+  at::Tensor y = at::empty({batch, heads, tokens, d}, x.options());
   const Bits* xData = bits(x);
   const Bits* wData = bits(w);
   Bits* yData = static_cast<Bits*>(y.data_ptr());
@@ -136,13 +140,15 @@ at::Tensor rmsNormRopeBf16(const at::Tensor& x, const at::Tensor& weight, double
     std::vector<float> scratch(static_cast<std::size_t>(d));
     for (int64_t row = begin; row < end; ++row) {
       const int64_t token = row % tokens;
+      const int64_t b = row / tokens;
       for (int64_t h = 0; h < heads; ++h) {
-        const int64_t offset = (row * heads + h) * d;
+        const int64_t from = (row * heads + h) * d;
+        const int64_t to = ((b * heads + h) * tokens + token) * d;  // head-major
         if (token < prefix) {
-          normRow(xData + offset, wData, yData + offset, d, epsilon);
+          normRow(xData + from, wData, yData + to, d, epsilon);
         } else {
           const int64_t at = (token - prefix) * d;
-          normRotateRow(xData + offset, wData, bits(cos) + at, bits(sin) + at, yData + offset, d, epsilon,
+          normRotateRow(xData + from, wData, bits(cos) + at, bits(sin) + at, yData + to, d, epsilon,
                         scratch.data());
         }
       }

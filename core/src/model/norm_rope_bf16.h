@@ -11,15 +11,17 @@
 
 namespace sapiens::detail {
 
-/// Whether the fused passes take x: a contiguous bf16 CPU tensor, an AVX512_BF16 CPU, no gradient wanted,
-/// and a bf16 weight of the last dimension's size.
+/// Whether the fused passes take x: a contiguous bf16 CPU tensor, an AVX512_BF16 CPU with the bf16 path of
+/// onednn_matmul.h in use (one switch for the whole path), no gradient wanted, and a bf16 weight of the
+/// last dimension's size.
 bool fusedNormApplies(const at::Tensor& x, const at::Tensor& weight);
 
 /// rmsNorm(x, weight, eps) for contiguous bf16 x (..., C).
 at::Tensor rmsNormBf16(const at::Tensor& x, const at::Tensor& weight, double eps);
 
-/// applyRope(rmsNorm(x, weight, eps) as (B, H, N, d), tables) for x laid out (B, N, H, d), contiguous,
-/// with bf16 tables: returns the result in the same (B, N, H, d) layout. Undefined tables: the norm alone.
+/// applyRope(rmsNorm(x, weight, eps).permute(0, 2, 1, 3), tables) for contiguous x laid out (B, N, H, d)
+/// and bf16 tables: returns (B, H, N, d), contiguous, each head's tokens side by side as the attention's
+/// products read them best. No tables: the norm alone.
 at::Tensor rmsNormRopeBf16(const at::Tensor& x, const at::Tensor& weight, double eps, const RopeTables* rope);
 
 }  // namespace sapiens::detail
