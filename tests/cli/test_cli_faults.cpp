@@ -228,6 +228,46 @@ class CliFaultsTest : public QObject {
     QCOMPARE(frames.size(), sapiens::test::CrossingScene::kFrames);
   }
 
+  // A video whose frame size changes mid-stream (two MPEG-TS streams of 320x240 and 160x120 joined, as
+  // ffmpeg's concat or a camera's resolution switch makes them) once stopped at the join with "truncated
+  // or corrupt", dropping the frames decoded before it. Every frame is processed, at the first size.
+  void aVideoWhoseFrameSizeChangesIsReadToTheEnd() {
+    QTemporaryDir dir;
+    QByteArray joined;
+    for (const char* size : {"320x240", "160x120"}) {
+      const QString part = dir.filePath(QString("part-%1.ts").arg(size));
+      QProcess ffmpeg;
+      ffmpeg.start("ffmpeg",
+                   {"-loglevel", "error", "-f", "lavfi", "-i", QString("testsrc=size=%1:rate=10").arg(size),
+                    "-frames:v", "8", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-f", "mpegts", part});
+      if (!ffmpeg.waitForStarted()) QSKIP("no ffmpeg here to make the video");
+      QVERIFY(ffmpeg.waitForFinished(60000) && ffmpeg.exitCode() == 0);
+      QFile file(part);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      joined += file.readAll();
+    }
+    const QString video = dir.filePath("joined.ts");
+    QFile out(video);
+    QVERIFY(out.open(QIODevice::WriteOnly) && out.write(joined) == joined.size());
+    out.close();
+    const QString folder = dir.filePath("out");
+    const auto r =
+        runCli({"run", video, "--output", folder, "--task", "seg", "--device", "cpu", "--seg-model",
+                fixtureModel("seg"), "--input-size", "64x48", "--video-out", dir.filePath("annotated.mp4")});
+    QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(describe(r)));
+    QVERIFY2(r.err.contains("frame size changes from 320x240 to 160x120"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("timestamps go back at frame 8"), qPrintable(r.err));  // each part from zero
+    QCOMPARE(readJson(folder + "/results.json")["frames"].toObject()["processed"].toInt(), 16);
+    const QStringList masks =
+        QDir(folder + "/joined_frames").entryList({"*.seg.png"}, QDir::Files, QDir::Name);
+    QCOMPARE(masks.size(), 16);
+    for (const QString& mask : masks) {
+      const cv::Mat labels =
+          cv::imread((folder + "/joined_frames/" + mask).toStdString(), cv::IMREAD_UNCHANGED);
+      QVERIFY2(labels.cols == 320 && labels.rows == 240, qPrintable(mask));
+    }
+  }
+
   // A full disk while a picture's files are written: the picture fails, the files already written for it
   // are removed (a full disk gets their space back), and the folder holds only what results.json lists.
   // The disk is a 2 MB tmpfs mounted in a private user and mount namespace, where the machine allows one.

@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -77,9 +78,15 @@ struct VideoFileSource::State {
   int streamIndex = -1;
   FramePtr decoded = allocateFrame();
   PacketPtr packet = allocatePacket();
+  PacketPtr heldPacket = allocatePacket();  // a packet flagged corrupt, until we know whether more follow
   ScaleContext scaler;
   bool demuxEnded = false;
-  std::string failure;  // why the input ended early; raised once the decoder is drained
+  bool lastPacketCorrupt = false;       // heldPacket holds a packet the demuxer flagged corrupt
+  std::string failure;                  // why the input ended early; raised once the decoder is drained
+  int codedWidth = 0, codedHeight = 0;  // the stream's declared picture size, before rotation
+  bool sizeChangeLogged = false;
+  std::int64_t ptsOffset = 0;  // added to the times of frames after a jump back (continueTimestamps)
+  bool timestampJumpLogged = false;
   bool closed = false;
   std::int64_t startPts = 0;
   std::int64_t frameTicks = 1;  // nominal frame duration in stream ticks, for frames without a timestamp
@@ -114,7 +121,12 @@ struct VideoFileSource::State {
       }
       if (result == 0) {
         pts = decoded->best_effort_timestamp;
-        if (pts == AV_NOPTS_VALUE) pts = lastPts == AV_NOPTS_VALUE ? startPts : lastPts + frameTicks;
+        if (pts == AV_NOPTS_VALUE) {
+          pts = lastPts == AV_NOPTS_VALUE ? startPts : lastPts + frameTicks;
+        } else {
+          pts += ptsOffset;
+          if (lastPts != AV_NOPTS_VALUE && pts <= lastPts) pts = continueTimestamps(pts);
+        }
         lastPts = pts;
         return true;
       }
@@ -131,7 +143,11 @@ struct VideoFileSource::State {
       if (result == AVERROR_EOF && format->pb && format->pb->error < 0) result = format->pb->error;
       if (result == AVERROR_EOF) {
         const std::string& logged = demuxerErrors.firstError();
-        endInput(logged.empty() ? std::string() : "truncated or corrupt (" + logged + ")");
+        if (!logged.empty())
+          endInput("truncated or corrupt (" + logged + ")");
+        else
+          endInput(lastPacketCorrupt ? "truncated or corrupt" : "");  // the held packet is the cut one
+        av_packet_unref(heldPacket.get());
         continue;
       }
       if (result < 0) {
@@ -142,15 +158,47 @@ struct VideoFileSource::State {
         av_packet_unref(packet.get());
         continue;
       }
-      if (packet->flags & AV_PKT_FLAG_CORRUPT) {  // a packet cut short by the end of the file
-        av_packet_unref(packet.get());
-        endInput("truncated or corrupt");
+      // A packet the demuxer flags corrupt is a cut at the end of the file when nothing follows it: it is
+      // held back until the next packet shows otherwise. Inside the file it is often whole (MPEG-TS flags
+      // a jump in its continuity counters, as where two streams were joined, typically at a change of
+      // frame size): the decoder then gets it, and its own checks (the corrupt-frame test above) catch
+      // real damage.
+      if (lastPacketCorrupt) {
+        lastPacketCorrupt = false;
+        result = avcodec_send_packet(decoder.get(), heldPacket.get());
+        av_packet_unref(heldPacket.get());
+        if (result < 0 && result != AVERROR(EAGAIN)) {
+          av_packet_unref(packet.get());
+          endInput("corrupt data (" + errorText(result) + ")");
+          continue;
+        }
+      }
+      if (packet->flags & AV_PKT_FLAG_CORRUPT) {
+        av_packet_move_ref(heldPacket.get(), packet.get());
+        lastPacketCorrupt = true;
         continue;
       }
       result = avcodec_send_packet(decoder.get(), packet.get());
       av_packet_unref(packet.get());
       if (result < 0 && result != AVERROR(EAGAIN)) endInput("corrupt data (" + errorText(result) + ")");
     }
+  }
+
+  // A presentation time at or before the last one: streams joined end to end, each from its own zero. The
+  // rest of the file is moved on to follow the last frame, and frame numbers are counted from here on
+  // (the packets' times no longer say where a frame stands).
+  std::int64_t continueTimestamps(std::int64_t pts) {
+    if (!timestampJumpLogged) {
+      logger().warn(
+          "{}: the timestamps go back at frame {}; the frames from there on are timed after the one "
+          "before",
+          path, nextIndex);
+      timestampJumpLogged = true;
+    }
+    const std::int64_t shift = lastPts + frameTicks - pts;
+    ptsOffset += shift;
+    framePts.clear();
+    return pts + shift;
   }
 
   // No more packets: the decoder is told to hand out what it holds. `why` is the error to raise after.
@@ -187,6 +235,7 @@ struct VideoFileSource::State {
     uint8_t* planes[4] = {bgr.data, nullptr, nullptr, nullptr};
     int strides[4] = {static_cast<int>(bgr.step), 0, 0, 0};
     sws_scale(scaler.get(), decoded->data, decoded->linesize, 0, height, planes, strides);
+    if (width != codedWidth || height != codedHeight) bgr = toStreamSize(bgr);
     switch (info.rotationDegrees) {
       case 90:
         cv::rotate(bgr, bgr, cv::ROTATE_90_CLOCKWISE);
@@ -201,6 +250,23 @@ struct VideoFileSource::State {
         break;
     }
     return bgr;
+  }
+
+  // A picture of another size than the stream declared (the size changed mid-stream), rescaled to it:
+  // everything downstream (overlays, the annotated video, the tracker's boxes) sees one frame size.
+  cv::Mat toStreamSize(const cv::Mat& bgr) {
+    if (!sizeChangeLogged) {
+      logger().warn(
+          "{}: the frame size changes from {}x{} to {}x{} at frame {}; such frames are rescaled to "
+          "{}x{}",
+          path, codedWidth, codedHeight, bgr.cols, bgr.rows, nextIndex, codedWidth, codedHeight);
+      sizeChangeLogged = true;
+    }
+    cv::Mat resized;
+    const bool shrinking = bgr.cols * bgr.rows > codedWidth * codedHeight;
+    cv::resize(bgr, resized, cv::Size(codedWidth, codedHeight), 0, 0,
+               shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
+    return resized;
   }
 
   Frame takeFrame(std::int64_t pts) {
@@ -265,9 +331,12 @@ struct VideoFileSource::State {
     avcodec_flush_buffers(decoder.get());
     av_frame_unref(decoded.get());
     demuxEnded = false;
+    lastPacketCorrupt = false;
+    av_packet_unref(heldPacket.get());
     failure.clear();
     readError.reset();
     lastPts = AV_NOPTS_VALUE;
+    ptsOffset = 0;
     pending.reset();
   }
 };
@@ -313,6 +382,8 @@ VideoFileSource::VideoFileSource(const std::string& path) : state_(std::make_uni
   info.codec = avcodec_get_name(s.stream->codecpar->codec_id);
   info.rotationDegrees = displayRotation(s.stream, path);
   const bool swap = info.rotationDegrees == 90 || info.rotationDegrees == 270;
+  s.codedWidth = s.stream->codecpar->width;
+  s.codedHeight = s.stream->codecpar->height;
   info.width = swap ? s.stream->codecpar->height : s.stream->codecpar->width;
   info.height = swap ? s.stream->codecpar->width : s.stream->codecpar->height;
   const AVRational rate = av_guess_frame_rate(s.format.get(), s.stream, nullptr);
