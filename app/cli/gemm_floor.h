@@ -1,7 +1,8 @@
 #pragma once
 // The benchmarks' floor: the rate of one matrix product of the model's dominant shape on the same
-// device and dtype, sampled between the timed runs of the same process so that both see the same load
-// (their ratio is what the benchmarks report, not absolute times on a shared machine).
+// device and dtype, through the kernels the model's linear layers use (linear_product.h), sampled between the
+// timed runs of the same process so that both see the same load (their ratio is what the benchmarks report,
+// not absolute times on a shared machine).
 
 #include "sapiens/model/flop_count.h"
 

@@ -3,6 +3,7 @@
 #include "norm_rope_bf16.h"
 
 #include "sapiens/common/cpu_features.h"
+#include "sapiens/model/linear_product.h"
 
 #include <ATen/ATen.h>
 
@@ -113,3 +114,15 @@ at::Tensor deconv2d(const at::Tensor& x, const at::Tensor& weight) {
 }
 
 }  // namespace sapiens::detail
+
+namespace sapiens {
+
+at::Tensor linearProduct(const at::Tensor& x, const at::Tensor& weight) {
+  if (detail::oneDnnLinearApplies(x, weight)) {
+    at::Tensor y = detail::oneDnnLinear(x, weight, {});
+    if (y.defined()) return y;
+  }
+  return at::linear(x, weight);
+}
+
+}  // namespace sapiens
