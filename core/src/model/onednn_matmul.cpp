@@ -2,7 +2,6 @@
 
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/common/log.h"
-#include "sapiens/model/compute_options.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -38,12 +37,13 @@ at::Tensor linearWithEpilogue(const at::Tensor& x, const at::Tensor& weight, con
 
 namespace {
 
+// Whether bf16 runs here is the dtype's business (`--dtype`, auto and SAPIENS_CPU_BF16); this only says
+// how a bf16 model runs on this CPU.
 bool switchedOn() {
   static const bool on = [] {
     const char* value = std::getenv("SAPIENS_ONEDNN_MATMUL");
     const bool off = value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0);
-    const bool native = cpuBf16Support().native() || cpuBf16Support().forced;
-    const bool used = !off && native && cpu::hasAvx512Bf16();
+    const bool used = !off && cpu::hasAvx512Bf16();
     logger().debug("bf16 linear layers on the CPU: {}", used ? "oneDNN matmul" : "ATen");
     return used;
   }();

@@ -17,9 +17,9 @@ struct MatmulEpilogue {
   at::Tensor add;       ///< the output's shape: added last (the residual)
 };
 
-/// Whether the bf16 kernels on oneDNN are in use: oneDNN was built in, the CPU has native bf16 and the
-/// user has not turned it off (SAPIENS_ONEDNN_MATMUL=0, or SAPIENS_CPU_BF16=0 and the ISA limits auto
-/// honours).
+/// Whether the bf16 kernels on oneDNN are in use for bf16 models: oneDNN was built in, the CPU has
+/// AVX512_BF16 and SAPIENS_ONEDNN_MATMUL=0 does not turn them off. (Whether a model is bf16 at all is
+/// --dtype's choice: auto, SAPIENS_CPU_BF16.)
 bool oneDnnBf16InUse();
 
 /// Whether oneDnnLinear takes these operands: oneDnnBf16InUse(), x and weight (N, K) are bf16 CPU tensors,
