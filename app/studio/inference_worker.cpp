@@ -138,12 +138,8 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
   for (const auto& [task, reason] : frame.taskErrors)
     logger().error("{}: {}: {}", imagePath.toStdString(), taskName(task), reason);
   if (ran > 0 && frame.taskErrors.size() == ran) {
-    std::string reason = frame.taskErrors.begin()->second;
-    if (ran > 1) {
-      reason = "Every task failed:";
-      for (const auto& [task, why] : frame.taskErrors) reason += fmt::format(" {}: {};", taskName(task), why);
-      reason.pop_back();
-    }
+    const std::string reason =
+        ran > 1 ? "Every task failed: " + taskErrorsText(frame.taskErrors) : frame.taskErrors.begin()->second;
     Q_EMIT runFailed(generation, imagePath, QString::fromStdString(reason));
     return;
   }

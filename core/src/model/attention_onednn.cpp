@@ -9,9 +9,9 @@
 #ifdef SAPIENS_HAVE_ONEDNN
 #include "exp_vector.h"
 #include "onednn_engine.h"
+#include "vector_lanes.h"
 
 #include <fmt/format.h>
-#include <immintrin.h>
 #endif
 
 #include <algorithm>
@@ -49,14 +49,8 @@ bool oneDnnAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::
 
 namespace {
 
-#define SAPIENS_AVX512_BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma")))
-
 // Queries per block: their float32 scores over 3081 keys (3 MiB) and bf16 probabilities stay in L2.
 constexpr int64_t kQueryBlock = 256;
-
-SAPIENS_AVX512_BF16 inline __mmask16 tailMask(int64_t remaining) {
-  return remaining >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << remaining) - 1u);
-}
 
 // p[j] = bf16(exp(scale s[j] - max(scale s))) for j < n; returns the float32 sum of the exponentials. The
 // scale is applied here rather than by the product: oneDNN 2.6 has no AMX kernel with an output scale.
@@ -65,15 +59,15 @@ SAPIENS_AVX512_BF16 float expRowToBf16(const float* s, std::uint16_t* p, int64_t
   const __m512 factor = _mm512_set1_ps(scale);
   __m512 m = lowest;
   for (int64_t j = 0; j < n; j += 16)
-    m = _mm512_max_ps(m, _mm512_mul_ps(_mm512_mask_loadu_ps(lowest, tailMask(n - j), s + j), factor));
+    m = _mm512_max_ps(m, _mm512_mul_ps(_mm512_mask_loadu_ps(lowest, tailMask16(n - j), s + j), factor));
   const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(m));
   __m512 sum = _mm512_setzero_ps();
   for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 mask = tailMask(n - j);
+    const __mmask16 mask = tailMask16(n - j);
     const __m512 scaled = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, s + j), factor);
     const __m512 e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(scaled, shift)));
     sum = _mm512_add_ps(sum, e);
-    _mm256_mask_storeu_epi16(p + j, mask, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e)));
+    storeBf16(p + j, mask, e);
   }
   return _mm512_reduce_add_ps(sum);
 }
@@ -82,9 +76,8 @@ SAPIENS_AVX512_BF16 float expRowToBf16(const float* s, std::uint16_t* p, int64_t
 SAPIENS_AVX512_BF16 void normaliseRowToBf16(const float* acc, float sum, std::uint16_t* out, int64_t n) {
   const __m512 inverse = _mm512_set1_ps(1.0f / sum);
   for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 mask = tailMask(n - j);
-    const __m512 value = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, acc + j), inverse);
-    _mm256_mask_storeu_epi16(out + j, mask, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(value)));
+    const __mmask16 mask = tailMask16(n - j);
+    storeBf16(out + j, mask, _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, acc + j), inverse));
   }
 }
 
@@ -96,22 +89,34 @@ struct Geometry {
   float scale;
 };
 
-// scores (rows, keys) f32 = q (rows, d) k^T, k read in place as a (d, keys) matrix.
-dnnl::matmul::primitive_desc describeScores(const Geometry& g, int64_t rows) {
-  using dnnl::memory;
-  const memory::desc q(Dims{rows, g.depth}, memory::data_type::bf16, Dims{g.qRow, 1});
-  const memory::desc kT(Dims{g.depth, g.keys}, memory::data_type::bf16, Dims{1, g.kRow});
-  const memory::desc scores(Dims{rows, g.keys}, memory::data_type::f32, memory::format_tag::ab);
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q, kT, scores), oneDnnEngine());
+// The operands of one block of `rows` queries, read and written in place: q's rows, k as a (d, keys)
+// matrix, the float32 scores, the bf16 probabilities, v, and the float32 un-normalised output.
+using Memory = dnnl::memory;
+Memory::desc queryRows(const Geometry& g, int64_t rows) {
+  return {Dims{rows, g.depth}, Memory::data_type::bf16, Dims{g.qRow, 1}};
+}
+Memory::desc keysTransposed(const Geometry& g) {
+  return {Dims{g.depth, g.keys}, Memory::data_type::bf16, Dims{1, g.kRow}};
+}
+Memory::desc scoreRows(const Geometry& g, int64_t rows) {
+  return {Dims{rows, g.keys}, Memory::data_type::f32, Memory::format_tag::ab};
+}
+Memory::desc probabilityRows(const Geometry& g, int64_t rows) {
+  return {Dims{rows, g.keys}, Memory::data_type::bf16, Memory::format_tag::ab};
+}
+Memory::desc values(const Geometry& g) {
+  return {Dims{g.keys, g.depth}, Memory::data_type::bf16, Dims{g.vRow, 1}};
+}
+Memory::desc outputRows(const Geometry& g, int64_t rows) {
+  return {Dims{rows, g.depth}, Memory::data_type::f32, Memory::format_tag::ab};
 }
 
-// out (rows, d) f32 = p (rows, keys) v, v read in place.
+// scores = q k^T, then out = p v.
+dnnl::matmul::primitive_desc describeScores(const Geometry& g, int64_t rows) {
+  return {dnnl::matmul::desc(queryRows(g, rows), keysTransposed(g), scoreRows(g, rows)), oneDnnEngine()};
+}
 dnnl::matmul::primitive_desc describeValues(const Geometry& g, int64_t rows) {
-  using dnnl::memory;
-  const memory::desc p(Dims{rows, g.keys}, memory::data_type::bf16, memory::format_tag::ab);
-  const memory::desc v(Dims{g.keys, g.depth}, memory::data_type::bf16, Dims{g.vRow, 1});
-  const memory::desc out(Dims{rows, g.depth}, memory::data_type::f32, memory::format_tag::ab);
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(p, v, out), oneDnnEngine());
+  return {dnnl::matmul::desc(probabilityRows(g, rows), values(g), outputRows(g, rows)), oneDnnEngine()};
 }
 
 struct Products {
@@ -120,8 +125,8 @@ struct Products {
 };
 
 Products productsFor(const Geometry& g, int64_t rows) {
-  const std::string shape = fmt::format("{}x{}x{} strides {} {} {} scale {} t{}", rows, g.keys, g.depth,
-                                        g.qRow, g.kRow, g.vRow, g.scale, at::get_num_threads());
+  const std::string shape = fmt::format("{}x{}x{} strides {} {} {} t{}", rows, g.keys, g.depth, g.qRow,
+                                        g.kRow, g.vRow, at::get_num_threads());
   return {cachedMatmul("attention scores " + shape, [&] { return describeScores(g, rows); }),
           cachedMatmul("attention values " + shape, [&] { return describeValues(g, rows); })};
 }
@@ -155,7 +160,6 @@ at::Tensor oneDnnAttention(const at::Tensor& q, const at::Tensor& k, const at::T
   float* accumulatedData = accumulated.data_ptr<float>();
   auto* outData = static_cast<std::uint16_t*>(out.data_ptr());
 
-  using dnnl::memory;
   const dnnl::engine& engine = oneDnnEngine();
   dnnl::stream stream(engine);
   const int64_t group = g.heads / g.kvHeads;
@@ -165,13 +169,9 @@ at::Tensor oneDnnAttention(const at::Tensor& q, const at::Tensor& k, const at::T
       for (int64_t start = 0; start < g.queries; start += block) {
         const int64_t rows = std::min(block, g.queries - start);
         const Products& products = rows == block ? full : last;
-        const memory qMemory(memory::desc(Dims{rows, g.depth}, memory::data_type::bf16, Dims{g.qRow, 1}),
-                             engine, address(q, b, h, start));
-        const memory kMemory(memory::desc(Dims{g.depth, g.keys}, memory::data_type::bf16, Dims{1, g.kRow}),
-                             engine, address(k, b, kvh, 0));
-        const memory scoreMemory(
-            memory::desc(Dims{rows, g.keys}, memory::data_type::f32, memory::format_tag::ab), engine,
-            scoreData);
+        const Memory qMemory(queryRows(g, rows), engine, address(q, b, h, start));
+        const Memory kMemory(keysTransposed(g), engine, address(k, b, kvh, 0));
+        const Memory scoreMemory(scoreRows(g, rows), engine, scoreData);
         products.scores->execute(
             stream, {{DNNL_ARG_SRC, qMemory}, {DNNL_ARG_WEIGHTS, kMemory}, {DNNL_ARG_DST, scoreMemory}});
         stream.wait();
@@ -179,17 +179,11 @@ at::Tensor oneDnnAttention(const at::Tensor& q, const at::Tensor& k, const at::T
           for (int64_t r = begin; r < end; ++r)
             sumData[r] = expRowToBf16(scoreData + r * g.keys, probabilityData + r * g.keys, g.keys, g.scale);
         });
-        const memory pMemory(
-            memory::desc(Dims{rows, g.keys}, memory::data_type::bf16, memory::format_tag::ab), engine,
-            probabilityData);
-        const memory vMemory(memory::desc(Dims{g.keys, g.depth}, memory::data_type::bf16, Dims{g.vRow, 1}),
-                             engine, address(v, b, kvh, 0));
-        const memory accumulatedMemory(
-            memory::desc(Dims{rows, g.depth}, memory::data_type::f32, memory::format_tag::ab), engine,
-            accumulatedData);
+        const Memory pMemory(probabilityRows(g, rows), engine, probabilityData);
+        const Memory vMemory(values(g), engine, address(v, b, kvh, 0));
+        const Memory outMemory(outputRows(g, rows), engine, accumulatedData);
         products.values->execute(
-            stream,
-            {{DNNL_ARG_SRC, pMemory}, {DNNL_ARG_WEIGHTS, vMemory}, {DNNL_ARG_DST, accumulatedMemory}});
+            stream, {{DNNL_ARG_SRC, pMemory}, {DNNL_ARG_WEIGHTS, vMemory}, {DNNL_ARG_DST, outMemory}});
         stream.wait();
         std::uint16_t* target = outData + ((b * g.queries + start) * g.heads + h) * g.depth;
         for (int64_t r = 0; r < rows; ++r)

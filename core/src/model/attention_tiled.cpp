@@ -1,6 +1,7 @@
 #include "attention_tiled.h"
 
 #include "exp_vector.h"
+#include "vector_lanes.h"
 
 #include "sapiens/common/cpu_features.h"
 
@@ -49,10 +50,6 @@ FloatBuffer allocateFloats(int64_t count) {
   auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
   if (!p) throw std::bad_alloc();
   return FloatBuffer(p);
-}
-
-SAPIENS_AVX512 inline __mmask16 tailMask(int64_t remaining) {
-  return remaining >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << remaining) - 1u);
 }
 
 // s[r][0..64) = scale * sum_d q[r][d] * panel[d][0..64) for six query rows (stride `depth`); s has rows
@@ -136,7 +133,7 @@ SAPIENS_AVX512 void accumulateValues(const float* p, const float* v, int64_t str
 SAPIENS_AVX512 float rowMax(const float* s, int64_t n) {
   __m512 m = _mm512_set1_ps(kNegativeInfinity);
   for (int64_t j = 0; j < n; j += kLanes)
-    m = _mm512_max_ps(m, _mm512_mask_loadu_ps(_mm512_set1_ps(kNegativeInfinity), tailMask(n - j), s + j));
+    m = _mm512_max_ps(m, _mm512_mask_loadu_ps(_mm512_set1_ps(kNegativeInfinity), tailMask16(n - j), s + j));
   return _mm512_reduce_max_ps(m);
 }
 
@@ -146,7 +143,7 @@ SAPIENS_AVX512 float expShifted(float* s, int64_t n, int64_t nPadded, float shif
   __m512 sum = _mm512_setzero_ps();
   int64_t j = 0;
   for (; j < n; j += kLanes) {
-    const __mmask16 mask = tailMask(n - j);
+    const __mmask16 mask = tailMask16(n - j);
     const __m512 e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, s + j), sh)));
     _mm512_storeu_ps(s + j, e);
     sum = _mm512_add_ps(sum, e);

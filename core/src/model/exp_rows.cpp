@@ -1,6 +1,7 @@
 #include "exp_rows.h"
 
 #include "exp_vector.h"
+#include "vector_lanes.h"
 
 #include "sapiens/common/cpu_features.h"
 
@@ -62,7 +63,7 @@ SAPIENS_AVX2 void expInPlaceAvx2(float* x, int64_t n) {
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))) void expInPlaceAvx512(float* x,
                                                                                              int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 mask = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1u);
+    const __mmask16 mask = tailMask16(n - i);
     _mm512_mask_storeu_ps(x + i, mask, exp16(_mm512_maskz_loadu_ps(mask, x + i)));
   }
 }

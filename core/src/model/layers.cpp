@@ -46,13 +46,7 @@ at::Tensor instanceNorm(const at::Tensor& x, double eps) {
 
 at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::string& name,
                   const MatmulEpilogue& epilogue) {
-  const at::Tensor& weight = p(name + ".weight");
-  const at::Tensor bias = p.optional(name + ".bias");
-  if (oneDnnLinearApplies(x, weight)) {
-    at::Tensor y = oneDnnLinear(x, weight, bias, epilogue);
-    if (y.defined()) return y;
-  }
-  return linearWithEpilogue(x, weight, bias, epilogue);
+  return linearBestPath(x, p(name + ".weight"), p.optional(name + ".bias"), epilogue);
 }
 
 at::Tensor conv2d(const at::Tensor& x, const ParameterAccess& p, const std::string& name, int stride) {
@@ -118,11 +112,7 @@ at::Tensor deconv2d(const at::Tensor& x, const at::Tensor& weight) {
 namespace sapiens {
 
 at::Tensor linearProduct(const at::Tensor& x, const at::Tensor& weight) {
-  if (detail::oneDnnLinearApplies(x, weight)) {
-    at::Tensor y = detail::oneDnnLinear(x, weight, {});
-    if (y.defined()) return y;
-  }
-  return at::linear(x, weight);
+  return detail::linearBestPath(x, weight, {});
 }
 
 }  // namespace sapiens

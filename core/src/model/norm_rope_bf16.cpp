@@ -1,14 +1,13 @@
 #include "norm_rope_bf16.h"
 
 #include "onednn_matmul.h"
+#include "vector_lanes.h"
 
 #include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
-
-#include <immintrin.h>
 
 #include <cmath>
 #include <cstdint>
@@ -22,45 +21,29 @@ namespace sapiens::detail {
 
 namespace {
 
-#define SAPIENS_AVX512_BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma")))
-
 using Bits = std::uint16_t;
-
-SAPIENS_AVX512_BF16 inline __mmask16 tailMask(int64_t remaining) {
-  return remaining >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << remaining) - 1u);
-}
-
-SAPIENS_AVX512_BF16 inline __m512 load(const Bits* p, __mmask16 mask) {
-  const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
-}
-
-// Round to bf16 (nearest even) and back to float: the value a bf16 tensor would hold.
-SAPIENS_AVX512_BF16 inline __m512 rounded(__m512 x) {
-  const __m256i bits = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
-}
-
-SAPIENS_AVX512_BF16 inline void store(Bits* p, __mmask16 mask, __m512 x) {
-  _mm256_mask_storeu_epi16(p, mask, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x)));
-}
 
 // 1 / sqrt(mean(x^2) + eps) of one row, the sum in float32.
 SAPIENS_AVX512_BF16 float inverseRms(const Bits* x, int64_t n, float eps) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t j = 0; j < n; j += 16) {
-    const __m512 v = load(x + j, tailMask(n - j));
+    const __m512 v = loadBf16(x + j, tailMask16(n - j));
     sum = _mm512_fmadd_ps(v, v, sum);
   }
   return 1.0f / std::sqrt(_mm512_reduce_add_ps(sum) / static_cast<float>(n) + eps);
+}
+
+// bf16(x * inv) * w for the lanes of x + j and w + j in `mask`, before its final rounding to bf16.
+SAPIENS_AVX512_BF16 inline __m512 normalised(const Bits* x, const Bits* w, __m512 inv, __mmask16 mask) {
+  return _mm512_mul_ps(roundedToBf16(_mm512_mul_ps(loadBf16(x, mask), inv)), loadBf16(w, mask));
 }
 
 // y = bf16(bf16(x * inv) * w) for one row.
 SAPIENS_AVX512_BF16 void normRow(const Bits* x, const Bits* w, Bits* y, int64_t n, float eps) {
   const __m512 inv = _mm512_set1_ps(inverseRms(x, n, eps));
   for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 mask = tailMask(n - j);
-    store(y + j, mask, _mm512_mul_ps(rounded(_mm512_mul_ps(load(x + j, mask), inv)), load(w + j, mask)));
+    const __mmask16 mask = tailMask16(n - j);
+    storeBf16(y + j, mask, normalised(x + j, w + j, inv, mask));
   }
 }
 
@@ -70,13 +53,12 @@ SAPIENS_AVX512_BF16 void normRotateRow(const Bits* x, const Bits* w, const Bits*
                                        Bits* y, int64_t d, float eps, float* scratch) {
   const __m512 inv = _mm512_set1_ps(inverseRms(x, d, eps));
   for (int64_t j = 0; j < d; j += 16) {
-    const __mmask16 mask = tailMask(d - j);
-    const __m512 normed = _mm512_mul_ps(rounded(_mm512_mul_ps(load(x + j, mask), inv)), load(w + j, mask));
-    _mm512_mask_storeu_ps(scratch + j, mask, rounded(normed));
+    const __mmask16 mask = tailMask16(d - j);
+    _mm512_mask_storeu_ps(scratch + j, mask, roundedToBf16(normalised(x + j, w + j, inv, mask)));
   }
   const int64_t half = d / 2;
   for (int64_t j = 0; j < d; j += 16) {
-    const __mmask16 mask = tailMask(d - j);
+    const __mmask16 mask = tailMask16(d - j);
     const __m512 row = _mm512_maskz_loadu_ps(mask, scratch + j);
     // rotate(row)[j] = -row[j + half] for j < half, row[j - half] after (16-wide spans never straddle
     // half when half is a multiple of 16; otherwise element by element below).
@@ -90,9 +72,9 @@ SAPIENS_AVX512_BF16 void normRotateRow(const Bits* x, const Bits* w, const Bits*
         lanes[i] = j + i < half ? -scratch[j + i + half] : scratch[j + i - half];
       other = _mm512_load_ps(lanes);
     }
-    const __m512 first = rounded(_mm512_mul_ps(row, load(cos + j, mask)));
-    const __m512 second = rounded(_mm512_mul_ps(other, load(sin + j, mask)));
-    store(y + j, mask, _mm512_add_ps(first, second));
+    const __m512 first = roundedToBf16(_mm512_mul_ps(row, loadBf16(cos + j, mask)));
+    const __m512 second = roundedToBf16(_mm512_mul_ps(other, loadBf16(sin + j, mask)));
+    storeBf16(y + j, mask, _mm512_add_ps(first, second));
   }
 }
 

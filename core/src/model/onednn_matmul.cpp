@@ -33,6 +33,15 @@ at::Tensor linearWithEpilogue(const at::Tensor& x, const at::Tensor& weight, con
   return y;
 }
 
+at::Tensor linearBestPath(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                          const MatmulEpilogue& epilogue) {
+  if (oneDnnLinearApplies(x, weight)) {
+    at::Tensor y = oneDnnLinear(x, weight, bias, epilogue);
+    if (y.defined()) return y;
+  }
+  return linearWithEpilogue(x, weight, bias, epilogue);
+}
+
 #ifdef SAPIENS_HAVE_ONEDNN
 
 namespace {

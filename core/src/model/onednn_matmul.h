@@ -35,4 +35,9 @@ at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at:
 at::Tensor linearWithEpilogue(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                               const MatmulEpilogue& epilogue);
 
+/// oneDnnLinear where it takes the operands and has a kernel for them, else linearWithEpilogue: what
+/// the model's linear layers (and the benchmarks' floor) run.
+at::Tensor linearBestPath(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                          const MatmulEpilogue& epilogue = {});
+
 }  // namespace sapiens::detail

@@ -203,14 +203,8 @@ bool takeTaskProblems(const FrameResult& frame, std::size_t tasks, InputOutcome&
   for (const auto& [task, error] : frame.taskErrors)
     logger().error("{}: {} failed: {}", outcome.input, taskName(task), error);
   if (frame.taskErrors.size() < tasks) return true;
-  if (frame.taskErrors.size() == 1) {
-    outcome.error = frame.taskErrors.begin()->second;
-  } else {
-    outcome.error = "every task failed:";
-    for (const auto& [task, error] : frame.taskErrors)
-      outcome.error += fmt::format(" {}: {};", taskName(task), error);
-    outcome.error.pop_back();
-  }
+  outcome.error = frame.taskErrors.size() == 1 ? frame.taskErrors.begin()->second
+                                               : "every task failed: " + taskErrorsText(frame.taskErrors);
   outcome.taskErrors.clear();
   return false;
 }

@@ -1,6 +1,15 @@
 #include "sapiens/pipeline/frame_result.h"
 
+#include <fmt/format.h>
+
 namespace sapiens {
+
+std::string taskErrorsText(const std::map<Task, std::string>& taskErrors) {
+  std::string text;
+  for (const auto& [task, error] : taskErrors)
+    text += fmt::format("{}{}: {}", text.empty() ? "" : "; ", taskName(task), error);
+  return text;
+}
 
 bool FrameResult::has(Task task) const {
   switch (task) {

@@ -69,4 +69,8 @@ struct FrameResult {
   std::size_t bytes() const;
 };
 
+/// Tasks' failures as one clause, "seg: why; pose: why" (in task order), for a message that every task
+/// failed.
+std::string taskErrorsText(const std::map<Task, std::string>& taskErrors);
+
 }  // namespace sapiens
