@@ -2,6 +2,7 @@
 // AVX-512 kernel (online softmax over key blocks) and the two-GEMM path that other CPUs take.
 
 #include "model/attention.h"
+#include "model/attention_amx.h"
 #include "model/attention_onednn.h"
 #include "model/attention_tiled.h"
 #include "sapiens/common/cpu_features.h"
@@ -62,34 +63,19 @@ constexpr double kTolerance = 5e-5;
 class AttentionKernelsTest : public QObject {
   Q_OBJECT
 
- private Q_SLOTS:
-  void tiledMatchesDoublePrecision() {
-    if (!cpu::hasAvx512()) QSKIP("this CPU has no AVX-512: the tiled kernel is not used here");
-    for (const Shape& s : kShapes) {
-      const Inputs in = randomInputs(s, 3.0, 1);
-      QVERIFY(sapiens::detail::tiledAttentionApplies(in.q, in.k, in.v));
-      const at::Tensor got = sapiens::detail::tiledAttention(in.q, in.k, in.v);
-      QCOMPARE(got.sizes().vec(), in.q.sizes().vec());
-      const double error = maxError(got, reference(in.q, in.k, in.v));
-      QVERIFY2(error < kTolerance, qPrintable(QString("d %1, %2 queries, %3 keys: max error %4")
-                                                  .arg(s.depth)
-                                                  .arg(s.queries)
-                                                  .arg(s.keys)
-                                                  .arg(error)));
-    }
-  }
+  using Applies = bool (*)(const at::Tensor&, const at::Tensor&, const at::Tensor&);
+  using Kernel = at::Tensor (*)(const at::Tensor&, const at::Tensor&, const at::Tensor&);
 
-  // bf16 q, k, v through oneDNN's products (float32 sums, float32 softmax, bf16 probabilities): within a
-  // few bf16 roundings of the exact attention of the same bf16 inputs, and closer to it than LibTorch's
-  // own bf16 path, whose scores are rounded to bf16 before the exponential.
-  void oneDnnBf16MatchesDoublePrecision() {
+  // A bf16 kernel over every shape: float32 sums, float32 softmax and bf16 probabilities keep it within
+  // a few bf16 roundings of the exact attention of the same bf16 inputs, and closer to it than
+  // LibTorch's own bf16 path, whose scores are rounded to bf16 before the exponential.
+  static void checkBf16Kernel(Applies applies, Kernel kernel, const char* whyNotHere) {
     for (const Shape& s : kShapes) {
       const Inputs in = randomInputs(s, 3.0, 4);
       const at::Tensor q = in.q.to(at::kBFloat16), k = in.k.to(at::kBFloat16), v = in.v.to(at::kBFloat16);
-      if (!sapiens::detail::oneDnnAttentionApplies(q, k, v))
-        QSKIP("oneDNN's bf16 products are not used here (not built in, no native bf16, or turned off)");
-      const at::Tensor got = sapiens::detail::oneDnnAttention(q, k, v);
-      QVERIFY2(got.defined(), "oneDNN offered no optimised kernel");
+      if (!applies(q, k, v)) QSKIP(whyNotHere);
+      const at::Tensor got = kernel(q, k, v);
+      QVERIFY2(got.defined(), "no optimised kernel offered");
       QCOMPARE(got.sizes().vec(), q.sizes().vec());
       QCOMPARE(got.scalar_type(), at::kBFloat16);
       const at::Tensor expected = reference(q, k, v);
@@ -107,6 +93,43 @@ class AttentionKernelsTest : public QObject {
                               .arg(error)
                               .arg(aten)));
     }
+  }
+
+ private Q_SLOTS:
+  void tiledMatchesDoublePrecision() {
+    if (!cpu::hasAvx512()) QSKIP("this CPU has no AVX-512: the tiled kernel is not used here");
+    for (const Shape& s : kShapes) {
+      const Inputs in = randomInputs(s, 3.0, 1);
+      QVERIFY(sapiens::detail::tiledAttentionApplies(in.q, in.k, in.v));
+      const at::Tensor got = sapiens::detail::tiledAttention(in.q, in.k, in.v);
+      QCOMPARE(got.sizes().vec(), in.q.sizes().vec());
+      const double error = maxError(got, reference(in.q, in.k, in.v));
+      QVERIFY2(error < kTolerance, qPrintable(QString("d %1, %2 queries, %3 keys: max error %4")
+                                                  .arg(s.depth)
+                                                  .arg(s.queries)
+                                                  .arg(s.keys)
+                                                  .arg(error)));
+    }
+  }
+
+  // bf16 q, k, v through oneDNN's products.
+  void oneDnnBf16MatchesDoublePrecision() {
+    checkBf16Kernel(sapiens::detail::oneDnnAttentionApplies, sapiens::detail::oneDnnAttention,
+                    "oneDNN's bf16 products are not used here (not built in, no native bf16, or turned off)");
+  }
+
+  // The same on AMX tiles, and from the backbone's permuted (B, T, H, d) views.
+  void amxBf16MatchesDoublePrecision() {
+    checkBf16Kernel(sapiens::detail::amxAttentionApplies, sapiens::detail::amxAttention,
+                    "no AMX-BF16 tiles here (or SAPIENS_AMX_ATTENTION=0)");
+    at::manual_seed(6);
+    const at::Tensor q = at::randn({2, 70, 4, 64}).to(at::kBFloat16).permute({0, 2, 1, 3});
+    const at::Tensor k = at::randn({2, 70, 2, 64}).to(at::kBFloat16).permute({0, 2, 1, 3});
+    const at::Tensor v = at::randn({2, 70, 2, 64}).to(at::kBFloat16).permute({0, 2, 1, 3});
+    QVERIFY(sapiens::detail::amxAttentionApplies(q, k, v));
+    const at::Tensor got = sapiens::detail::amxAttention(q, k, v);
+    QVERIFY(maxError(got, reference(q, k, v)) < 2e-2);
+    QVERIFY(got.transpose(1, 2).is_contiguous());
   }
 
   void matrixProductPathMatchesDoublePrecision() {

@@ -1,5 +1,6 @@
 #include "attention.h"
 
+#include "attention_amx.h"
 #include "attention_onednn.h"
 #include "attention_tiled.h"
 #include "exp_rows.h"
@@ -23,6 +24,7 @@ at::Tensor repeatHeads(const at::Tensor& t, int64_t heads) {
 }  // namespace
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  if (amxAttentionApplies(q, k, v)) return amxAttention(q, k, v);
   if (oneDnnAttentionApplies(q, k, v)) {
     at::Tensor out = oneDnnAttention(q, k, v);
     if (out.defined()) return out;

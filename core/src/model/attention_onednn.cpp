@@ -7,9 +7,8 @@
 #include <c10/core/GradMode.h>
 
 #ifdef SAPIENS_HAVE_ONEDNN
-#include "exp_vector.h"
 #include "onednn_engine.h"
-#include "vector_lanes.h"
+#include "softmax_rows_bf16.h"
 
 #include <fmt/format.h>
 #endif
@@ -17,12 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
-
-// GCC 12 reports the deliberately undefined pass-through operand inside its AVX-512 intrinsics
-// (_mm512_undefined_ps) as maybe-uninitialized once they are inlined.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace sapiens::detail {
 
@@ -35,8 +28,8 @@ bool fits(const at::Tensor& t) {
 
 }  // namespace
 
-bool oneDnnAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  if (!fits(q) || !fits(k) || !fits(v) || !oneDnnBf16InUse()) return false;
+bool bf16AttentionOperands(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  if (!fits(q) || !fits(k) || !fits(v)) return false;
   if (c10::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad()))
     return false;
   const int64_t depth = q.size(3);
@@ -45,41 +38,16 @@ bool oneDnnAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::
          k.size(2) == v.size(2) && k.size(2) > 0 && q.size(2) > 0;
 }
 
+bool oneDnnAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return bf16AttentionOperands(q, k, v) && oneDnnBf16InUse();
+}
+
 #ifdef SAPIENS_HAVE_ONEDNN
 
 namespace {
 
 // Queries per block: their float32 scores over 3081 keys (3 MiB) and bf16 probabilities stay in L2.
 constexpr int64_t kQueryBlock = 256;
-
-// p[j] = bf16(exp(scale s[j] - max(scale s))) for j < n; returns the float32 sum of the exponentials. The
-// scale is applied here rather than by the product: oneDNN 2.6 has no AMX kernel with an output scale.
-SAPIENS_AVX512_BF16 float expRowToBf16(const float* s, std::uint16_t* p, int64_t n, float scale) {
-  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  const __m512 factor = _mm512_set1_ps(scale);
-  __m512 m = lowest;
-  for (int64_t j = 0; j < n; j += 16)
-    m = _mm512_max_ps(m, _mm512_mul_ps(_mm512_mask_loadu_ps(lowest, tailMask16(n - j), s + j), factor));
-  const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(m));
-  __m512 sum = _mm512_setzero_ps();
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 mask = tailMask16(n - j);
-    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, s + j), factor);
-    const __m512 e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(scaled, shift)));
-    sum = _mm512_add_ps(sum, e);
-    storeBf16(p + j, mask, e);
-  }
-  return _mm512_reduce_add_ps(sum);
-}
-
-// out[j] = bf16(acc[j] / sum) for j < n.
-SAPIENS_AVX512_BF16 void normaliseRowToBf16(const float* acc, float sum, std::uint16_t* out, int64_t n) {
-  const __m512 inverse = _mm512_set1_ps(1.0f / sum);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 mask = tailMask16(n - j);
-    storeBf16(out + j, mask, _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, acc + j), inverse));
-  }
-}
 
 using Dims = dnnl::memory::dims;
 

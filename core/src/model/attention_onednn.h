@@ -9,9 +9,13 @@
 
 namespace sapiens::detail {
 
-/// True when oneDnnAttention takes these tensors: oneDNN's bf16 matmul is in use (onednn_matmul.h),
 /// q (B, H, Nq, d), k and v (B, Hkv, Nk, d) are bf16 CPU tensors with unit stride along d, H a multiple
-/// of Hkv (query head h reads key/value head h / (H / Hkv)), and no gradient is wanted.
+/// of Hkv (query head h reads key/value head h / (H / Hkv)), and no gradient is wanted: what the bf16
+/// kernels (this one, attention_amx.h) take.
+bool bf16AttentionOperands(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+/// True when oneDnnAttention takes these tensors: bf16AttentionOperands and oneDNN's bf16 matmul is in
+/// use (onednn_matmul.h).
 bool oneDnnAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
 /// The attention as described, as a (B, H, Nq, d) view of a contiguous (B, Nq, H, d) tensor (the usual

@@ -1,0 +1,331 @@
+#include "attention_amx.h"
+
+#include "attention_onednn.h"
+
+#include "sapiens/common/cpu_features.h"
+#include "sapiens/common/log.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__)
+#include "softmax_rows_bf16.h"
+
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define SAPIENS_AMX_KERNEL 1
+#define SAPIENS_AMX_BF16 \
+  __attribute__((target("amx-tile,amx-bf16,avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma")))
+#endif
+
+namespace sapiens::detail {
+
+namespace {
+
+#ifdef SAPIENS_AMX_KERNEL
+// Linux gives the 8 KiB tile state only to a process that asks for it (arch_prctl ARCH_REQ_XCOMP_PERM
+// for XFEATURE_XTILEDATA, Linux >= 5.16); a tile instruction before that is SIGILL.
+bool tilesGranted() {
+  constexpr long kRequestPermission = 0x1023;
+  constexpr long kTileData = 18;
+  return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+}
+#endif
+
+bool switchedOn() {
+  static const bool on = [] {
+#ifdef SAPIENS_AMX_KERNEL
+    const char* value = std::getenv("SAPIENS_AMX_ATTENTION");
+    const bool off = value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0);
+    const bool used = !off && cpu::hasAmxBf16() && cpu::hasAvx512Bf16() && tilesGranted();
+    logger().debug("bf16 attention on AMX tiles: {}", used ? "yes" : "no");
+    return used;
+#else
+    return false;
+#endif
+  }();
+  return on;
+}
+
+}  // namespace
+
+bool amxAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return bf16AttentionOperands(q, k, v) && q.size(3) % 2 == 0 && switchedOn();
+}
+
+#ifdef SAPIENS_AMX_KERNEL
+
+namespace {
+
+// Every tile is 16 rows of 64 bytes: 16 x 32 bf16 operands (b's rows hold pairs of k-rows interleaved)
+// or 16 x 16 float32 sums.
+constexpr int64_t kRows = 16;
+constexpr int64_t kTileElements = 16 * 32;
+
+struct Layout {
+  int64_t depth;        // d
+  int64_t depthChunks;  // ceil(d / 32): the steps of the score product
+  int64_t outChunks;    // ceil(d / 16): the output's tiles of 16 columns
+  int64_t keys;
+  int64_t paddedKeys;  // a multiple of 64: four score tiles at a time
+  float scale;
+
+  int64_t packedKeysSize() const { return paddedKeys / 16 * depthChunks * kTileElements; }
+  int64_t packedValuesSize() const { return paddedKeys / 32 * outChunks * kTileElements; }
+};
+
+Layout layoutFor(const at::Tensor& q, const at::Tensor& k) {
+  const int64_t depth = q.size(3), keys = k.size(2);
+  return {depth, (depth + 31) / 32,     (depth + 15) / 16,
+          keys,  (keys + 63) / 64 * 64, static_cast<float>(1.0 / std::sqrt(static_cast<double>(depth)))};
+}
+
+// The tile loads are asm statements that name no memory: what plain stores wrote before them must be
+// in memory first.
+inline void memoryBarrier() {
+  __asm__ volatile("" ::: "memory");
+}
+
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1;
+  std::uint8_t startRow = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t bytesPerRow[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+SAPIENS_AMX_BF16 void configureTiles() {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.bytesPerRow[t] = 64;
+    config.rows[t] = kRows;
+  }
+  memoryBarrier();
+  _tile_loadconfig(&config);
+}
+
+SAPIENS_AMX_BF16 void releaseTiles() {
+  _tile_release();
+}
+
+std::uint32_t pairAt(const std::uint16_t* p) {
+  std::uint32_t pair;
+  std::memcpy(&pair, p, sizeof pair);
+  return pair;
+}
+
+// k's rows as the b operand of q k^T: tile (key chunk j, depth chunk c) holds in row r, column col the
+// pair k[16 j + col][32 c + 2 r, + 1]; zeros beyond the keys and the depth.
+void packKeys(const std::uint16_t* k, int64_t rowStride, const Layout& l, std::uint16_t* out) {
+  std::fill(out, out + l.packedKeysSize(), std::uint16_t{0});
+  auto* pairs = reinterpret_cast<std::uint32_t*>(out);
+  for (int64_t key = 0; key < l.keys; ++key) {
+    const std::uint16_t* row = k + key * rowStride;
+    std::uint32_t* chunk = pairs + key / 16 * l.depthChunks * (kTileElements / 2) + key % 16;
+    for (int64_t p = 0; p < l.depth / 2; ++p)
+      chunk[p / 16 * (kTileElements / 2) + p % 16 * 16] = pairAt(row + 2 * p);
+  }
+}
+
+// v as the b operand of p v: tile (key chunk j of 32, column chunk c of 16) holds in row r, column col
+// the pair v[32 j + 2 r, + 1][16 c + col]; zeros beyond the keys and the depth.
+void packValues(const std::uint16_t* v, int64_t rowStride, const Layout& l, std::uint16_t* out) {
+  std::fill(out, out + l.packedValuesSize(), std::uint16_t{0});
+  for (int64_t key = 0; key < l.keys; ++key) {
+    const std::uint16_t* row = v + key * rowStride;
+    std::uint16_t* chunk = out + key / 32 * l.outChunks * kTileElements + key % 32 / 2 * 32 + key % 2;
+    for (int64_t d = 0; d < l.depth; ++d) chunk[d / 16 * kTileElements + d % 16 * 2] = row[d];
+  }
+}
+
+// scores (16 x paddedKeys float32) = query (16 x 32 depthChunks bf16) k^T.
+SAPIENS_AMX_BF16 void scoreBlock(const std::uint16_t* query, const std::uint16_t* keys, const Layout& l,
+                                 float* scores) {
+  memoryBarrier();
+  const int64_t queryStride = l.depthChunks * 64, scoreStride = l.paddedKeys * 4;
+  const int64_t nextKeys = l.depthChunks * kTileElements;
+  for (int64_t group = 0; group < l.paddedKeys / 64; ++group) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t c = 0; c < l.depthChunks; ++c) {
+      const std::uint16_t* b = keys + (group * 4 * l.depthChunks + c) * kTileElements;
+      _tile_loadd(4, query + c * 32, queryStride);
+      _tile_loadd(5, b, 64);
+      _tile_dpbf16ps(0, 4, 5);
+      _tile_loadd(6, b + nextKeys, 64);
+      _tile_dpbf16ps(1, 4, 6);
+      _tile_loadd(7, b + 2 * nextKeys, 64);
+      _tile_dpbf16ps(2, 4, 7);
+      _tile_loadd(5, b + 3 * nextKeys, 64);
+      _tile_dpbf16ps(3, 4, 5);
+    }
+    float* out = scores + group * 64;
+    _tile_stored(0, out, scoreStride);
+    _tile_stored(1, out + 16, scoreStride);
+    _tile_stored(2, out + 32, scoreStride);
+    _tile_stored(3, out + 48, scoreStride);
+  }
+}
+
+// Output columns [16 first, 16 (first + kTiles)) of probabilities (16 x paddedKeys bf16) v.
+template <int kTiles>
+SAPIENS_AMX_BF16 void valueTiles(const std::uint16_t* probabilities, const std::uint16_t* values,
+                                 const Layout& l, int64_t first, float* output) {
+  memoryBarrier();
+  const int64_t probabilityStride = l.paddedKeys * 2, outputStride = l.outChunks * 64;
+  _tile_zero(0);
+  if constexpr (kTiles > 1) _tile_zero(1);
+  if constexpr (kTiles > 2) _tile_zero(2);
+  if constexpr (kTiles > 3) _tile_zero(3);
+  for (int64_t j = 0; j < l.paddedKeys / 32; ++j) {
+    const std::uint16_t* b = values + (j * l.outChunks + first) * kTileElements;
+    _tile_loadd(4, probabilities + j * 32, probabilityStride);
+    _tile_loadd(5, b, 64);
+    _tile_dpbf16ps(0, 4, 5);
+    if constexpr (kTiles > 1) {
+      _tile_loadd(6, b + kTileElements, 64);
+      _tile_dpbf16ps(1, 4, 6);
+    }
+    if constexpr (kTiles > 2) {
+      _tile_loadd(7, b + 2 * kTileElements, 64);
+      _tile_dpbf16ps(2, 4, 7);
+    }
+    if constexpr (kTiles > 3) {
+      _tile_loadd(5, b + 3 * kTileElements, 64);
+      _tile_dpbf16ps(3, 4, 5);
+    }
+  }
+  float* out = output + first * 16;
+  _tile_stored(0, out, outputStride);
+  if constexpr (kTiles > 1) _tile_stored(1, out + 16, outputStride);
+  if constexpr (kTiles > 2) _tile_stored(2, out + 32, outputStride);
+  if constexpr (kTiles > 3) _tile_stored(3, out + 48, outputStride);
+}
+
+SAPIENS_AMX_BF16 void valueBlock(const std::uint16_t* probabilities, const std::uint16_t* values,
+                                 const Layout& l, float* output) {
+  for (int64_t first = 0; first < l.outChunks; first += 4) {
+    switch (std::min<int64_t>(4, l.outChunks - first)) {
+      case 1:
+        valueTiles<1>(probabilities, values, l, first, output);
+        break;
+      case 2:
+        valueTiles<2>(probabilities, values, l, first, output);
+        break;
+      case 3:
+        valueTiles<3>(probabilities, values, l, first, output);
+        break;
+      default:
+        valueTiles<4>(probabilities, values, l, first, output);
+    }
+  }
+}
+
+// One thread's buffers for a block of 16 queries.
+struct BlockBuffers {
+  explicit BlockBuffers(const Layout& l)
+      : query(kRows * l.depthChunks * 32, 0),
+        scores(kRows * l.paddedKeys),
+        probabilities(kRows * l.paddedKeys, 0),
+        output(kRows * l.outChunks * 16) {}
+  std::vector<std::uint16_t> query;
+  std::vector<float> scores;
+  std::vector<std::uint16_t> probabilities;
+  std::vector<float> output;
+  float sums[kRows] = {};
+};
+
+struct Operand {
+  const std::uint16_t* data;
+  int64_t batchStride, headStride, rowStride;
+  explicit Operand(const at::Tensor& t)
+      : data(static_cast<const std::uint16_t*>(t.data_ptr())),
+        batchStride(t.stride(0)),
+        headStride(t.stride(1)),
+        rowStride(t.stride(2)) {}
+  const std::uint16_t* row(int64_t b, int64_t h, int64_t token) const {
+    return data + b * batchStride + h * headStride + token * rowStride;
+  }
+};
+
+// Rows [start, start + rows) of query head h: out[b, start + r, h, :] for r < rows (<= 16).
+SAPIENS_AMX_BF16 void attendBlock(const Operand& q, int64_t b, int64_t h, int64_t start, int64_t rows,
+                                  const std::uint16_t* keys, const std::uint16_t* values, const Layout& l,
+                                  BlockBuffers& buffers, std::uint16_t* out, int64_t outRowStride) {
+  const int64_t queryWidth = l.depthChunks * 32;
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(buffers.query.data() + r * queryWidth, q.row(b, h, start + r), l.depth * 2);
+  for (int64_t r = rows; r < kRows; ++r)
+    std::fill_n(buffers.query.data() + r * queryWidth, queryWidth, std::uint16_t{0});
+  scoreBlock(buffers.query.data(), keys, l, buffers.scores.data());
+  for (int64_t r = 0; r < kRows; ++r) {
+    std::uint16_t* p = buffers.probabilities.data() + r * l.paddedKeys;
+    if (r < rows)
+      buffers.sums[r] = expRowToBf16(buffers.scores.data() + r * l.paddedKeys, p, l.keys, l.scale);
+    else
+      std::fill_n(p, l.keys, std::uint16_t{0});
+  }
+  valueBlock(buffers.probabilities.data(), values, l, buffers.output.data());
+  for (int64_t r = 0; r < rows; ++r)
+    normaliseRowToBf16(buffers.output.data() + r * l.outChunks * 16, buffers.sums[r],
+                       out + (start + r) * outRowStride, l.depth);
+}
+
+}  // namespace
+
+at::Tensor amxAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  TORCH_CHECK(amxAttentionApplies(q, k, v), "amxAttention: unsupported tensors or CPU");
+  const int64_t batch = q.size(0), heads = q.size(1), queries = q.size(2), kvHeads = k.size(1);
+  const Layout l = layoutFor(q, k);
+  const Operand keysIn(k), valuesIn(v), queriesIn(q);
+
+  // Keys and values of every (sample, kv head) in tile form: 0.8 MB per head at 3081 keys of 64.
+  const int64_t pairs = batch * kvHeads;
+  const at::Tensor packed = at::empty({pairs * (l.packedKeysSize() + l.packedValuesSize())}, at::kShort);
+  auto* keys = static_cast<std::uint16_t*>(packed.data_ptr());
+  std::uint16_t* values = keys + pairs * l.packedKeysSize();
+  at::parallel_for(0, pairs, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / kvHeads, h = i % kvHeads;
+      packKeys(keysIn.row(b, h, 0), keysIn.rowStride, l, keys + i * l.packedKeysSize());
+      packValues(valuesIn.row(b, h, 0), valuesIn.rowStride, l, values + i * l.packedValuesSize());
+    }
+  });
+
+  at::Tensor out = at::empty({batch, queries, heads, l.depth}, q.options());
+  auto* outData = static_cast<std::uint16_t*>(out.data_ptr());
+  const int64_t blocks = (queries + kRows - 1) / kRows, group = heads / kvHeads;
+  at::parallel_for(0, batch * heads * blocks, 1, [&](int64_t begin, int64_t end) {
+    configureTiles();
+    BlockBuffers buffers(l);
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / (heads * blocks), h = i / blocks % heads, start = i % blocks * kRows;
+      const int64_t pair = b * kvHeads + h / group;
+      attendBlock(queriesIn, b, h, start, std::min(kRows, queries - start), keys + pair * l.packedKeysSize(),
+                  values + pair * l.packedValuesSize(), l, buffers,
+                  outData + (b * queries * heads + h) * l.depth, heads * l.depth);
+    }
+    releaseTiles();
+  });
+  return out.permute({0, 2, 1, 3});
+}
+
+#else
+
+at::Tensor amxAttention(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+  return {};
+}
+
+#endif
+
+}  // namespace sapiens::detail

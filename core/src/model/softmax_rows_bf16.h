@@ -1,0 +1,52 @@
+#pragma once
+// The softmax's row passes of the bf16 attention kernels (attention_onednn.cpp, attention_amx.cpp):
+// float32 scores in, bf16 probabilities out, and the un-normalised float32 output divided by the row's
+// sum and rounded to bf16 once. Include only from files compiled for x86-64.
+
+#include "exp_vector.h"
+#include "vector_lanes.h"
+
+#include <cstdint>
+#include <limits>
+
+// GCC 12 reports the deliberately undefined pass-through operand inside its AVX-512 intrinsics
+// (_mm512_undefined_ps) as maybe-uninitialized once they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace sapiens::detail {
+
+// p[j] = bf16(exp(scale s[j] - max(scale s))) for j < n; returns the float32 sum of the exponentials. The
+// scale is applied here rather than by the product: oneDNN 2.6 has no AMX kernel with an output scale.
+SAPIENS_AVX512_BF16 inline float expRowToBf16(const float* s, std::uint16_t* p, std::int64_t n, float scale) {
+  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512 factor = _mm512_set1_ps(scale);
+  __m512 m = lowest;
+  for (std::int64_t j = 0; j < n; j += 16)
+    m = _mm512_max_ps(m, _mm512_mul_ps(_mm512_mask_loadu_ps(lowest, tailMask16(n - j), s + j), factor));
+  const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(m));
+  __m512 sum = _mm512_setzero_ps();
+  for (std::int64_t j = 0; j < n; j += 16) {
+    const __mmask16 mask = tailMask16(n - j);
+    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, s + j), factor);
+    const __m512 e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(scaled, shift)));
+    sum = _mm512_add_ps(sum, e);
+    storeBf16(p + j, mask, e);
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+// out[j] = bf16(acc[j] / sum) for j < n.
+SAPIENS_AVX512_BF16 inline void normaliseRowToBf16(const float* acc, float sum, std::uint16_t* out,
+                                                   std::int64_t n) {
+  const __m512 inverse = _mm512_set1_ps(1.0f / sum);
+  for (std::int64_t j = 0; j < n; j += 16) {
+    const __mmask16 mask = tailMask16(n - j);
+    storeBf16(out + j, mask, _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, acc + j), inverse));
+  }
+}
+
+}  // namespace sapiens::detail
+
+#pragma GCC diagnostic pop
