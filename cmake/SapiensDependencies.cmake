@@ -58,6 +58,8 @@ message(STATUS "Checkpoint downloads (libcurl): ${SAPIENS_HAVE_CURL}")
 
 if(SAPIENS_BUILD_MEDIA)
   find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs objdetect video)
+  # Large overlays are written a band of rows at a time (export/png_by_rows.cpp).
+  find_package(PNG REQUIRED)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
 endif()

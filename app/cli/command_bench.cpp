@@ -4,6 +4,7 @@
 #include "cli_command.h"
 #include "gemm_floor.h"
 
+#include "sapiens/common/resource_usage.h"
 #include "sapiens/model/activation_memory.h"
 #include "sapiens/model/architecture.h"
 #include "sapiens/model/compute_options.h"
@@ -15,8 +16,6 @@
 #include <ATen/Parallel.h>
 
 #include <nlohmann/json.hpp>
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,12 +38,6 @@ struct BenchOptions {
   bool json = false;
 };
 
-double peakRssMb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
-}
-
 int runBench(const BenchOptions& o) {
   const std::optional<Task> parsedTask = parseTask(o.task);
   if (!parsedTask) {
@@ -64,7 +57,7 @@ int runBench(const BenchOptions& o) {
     return kUsage;
   }
 
-  const double rssBefore = peakRssMb();
+  const double rssBefore = peakResidentMegabytes();
   Model model = Model::random(arch, modelOptions, 0);
   const double weightBytes = static_cast<double>(parameterCount(arch)) * c10::elementSize(dtype);
   c10::InferenceMode inference;
@@ -93,7 +86,7 @@ int runBench(const BenchOptions& o) {
   const double activationBytes =
       static_cast<double>(peakActivationBytes(arch, o.batch, o.height, o.width, c10::elementSize(dtype)));
   // Growth over what the process held before the model existed (libraries, allocator arenas).
-  const double modelRssMb = peakRssMb() - rssBefore;
+  const double modelRssMb = peakResidentMegabytes() - rssBefore;
   const double memoryRatio = modelRssMb / ((weightBytes + activationBytes) / 1e6);
   nlohmann::json result = {{"arch", o.arch},
                            {"task", std::string(taskName(task))},
@@ -111,7 +104,7 @@ int runBench(const BenchOptions& o) {
                            {"floor_gemm", {g.m, g.k, g.n}},
                            {"floor_ratio", floorRatio},
                            {"weight_mb", weightBytes / 1e6},
-                           {"peak_rss_mb", peakRssMb()},
+                           {"peak_rss_mb", peakResidentMegabytes()},
                            {"rss_before_mb", rssBefore},
                            {"activation_mb_estimate", activationBytes / 1e6},
                            {"memory_ratio", memoryRatio},
@@ -132,7 +125,7 @@ int runBench(const BenchOptions& o) {
     std::printf("  weights        %10.1f MB, activations %.1f MB (estimated peak)\n", weightBytes / 1e6,
                 activationBytes / 1e6);
     std::printf("  peak RSS       %10.1f MB, %.1f MB above the start = %.2f x (weights + activations)\n",
-                peakRssMb(), modelRssMb, memoryRatio);
+                peakResidentMegabytes(), modelRssMb, memoryRatio);
   }
   return kOk;
 }

@@ -1,20 +1,23 @@
 // Faults and hostile inputs through the real binary: a FIFO where a checkpoint should be, a checkpoint
 // whose forward overflows, a task that fails on a picture beside others that work, SIGTERM in the middle
-// of a run, OpenCV's temporary files kept out of the system's temp folder.
+// of a run, OpenCV's temporary files kept out of the system's temp folder, a picture of 256 million pixels.
 
 #include "crossing_video.h"
+#include "export/png_by_rows.h"
 #include "test_support.h"
 
 #include <QDir>
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QSet>
 #include <QTemporaryDir>
+#include <QtEndian>
 #include <QtTest>
 
 #include <opencv2/imgcodecs.hpp>
@@ -377,6 +380,35 @@ class CliFaultsTest : public QObject {
 
   // OpenCV encodes OpenEXR in memory through a file in the system's temp folder; our EXR files are
   // written inside the output folder only. The private temp folder here cannot even be written.
+  void aHugePictureRunsWithinTwoGigabytes() {
+    // 16000 x 16000 (under the pixel limit, well under 1 MB as a PNG): the picture itself is 768 MB in
+    // memory and its label map 256 MB; the overlay is written a band of rows at a time (it was 2.7-3.1 GB
+    // peak when the overlay and its colour layer were made at full size).
+    QTemporaryDir dir;
+    const QString picture = dir.filePath("huge.png"), out = dir.filePath("out");
+    constexpr int kSide = 16000;
+    sapiens::detail::writePngByRows(picture.toStdString(), kSide, kSide, 3, [](int first, cv::Mat& band) {
+      for (int r = 0; r < band.rows; ++r)
+        band.row(r).setTo((first + r) / 1000 % 2 ? cv::Scalar(160, 90, 40) : cv::Scalar(150, 180, 200));
+    });
+    QVERIFY(QFileInfo(picture).size() < (1 << 20));
+    const auto r = runCli({"run", picture, "--output", out, "--task", "seg", "--device", "cpu", "--dtype",
+                           "fp32", "--seg-model", fixtureModel("seg")},
+                          600000);
+    QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
+    const QJsonObject manifest = readJson(out + "/results.json");
+    const double peakMb = manifest["peak_rss_mb"].toDouble();
+    QVERIFY2(peakMb > 1024 && peakMb < 2000, qPrintable(QString("peak resident set %1 MB").arg(peakMb)));
+    for (const char* name : {"/huge.seg.png", "/huge.seg_overlay.png"}) {
+      QFile png(out + name);
+      QVERIFY2(png.open(QIODevice::ReadOnly), name);
+      const QByteArray header = png.read(24);  // signature, IHDR length and type, width, height
+      QCOMPARE(header.mid(12, 4), QByteArray("IHDR"));
+      QCOMPARE(qFromBigEndian<quint32>(header.constData() + 16), quint32(kSide));
+      QCOMPARE(qFromBigEndian<quint32>(header.constData() + 20), quint32(kSide));
+    }
+  }
+
   void exrIsWrittenWithoutTheSystemTempFolder() {
     QTemporaryDir dir;
     const QString temp = dir.filePath("tmp"), out = dir.filePath("out");

@@ -10,6 +10,7 @@
 #include "test_support.h"
 
 #include <QDir>
+#include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -100,6 +101,7 @@ class TestExportMapPng : public QObject {
  private Q_SLOTS:
   void labelPngReadsBackAsTheLabels();
   void segmentationOverlayBlendsThePaletteHalfAndHalf();
+  void aTallOverlayIsWrittenInBandsWithTheSamePixels();
   void normalPictureHasOfficialValuesAndBlackBackground();
   void albedoPictureIsRgbToBgrWithGreyBackground();
   void depthPercentilesMatchNumpy();
@@ -147,6 +149,28 @@ void TestExportMapPng::segmentationOverlayBlendsThePaletteHalfAndHalf() {
   // Labels without a class are black in the colour layer.
   cv::Mat unknown(1, 1, CV_8UC1, cv::Scalar(200));
   QCOMPARE(sapiens::colorizeLabels(unknown, sapiens::seg29()).at<cv::Vec3b>(0, 0), cv::Vec3b(0, 0, 0));
+}
+
+void TestExportMapPng::aTallOverlayIsWrittenInBandsWithTheSamePixels() {
+  // Taller than a band of the writer (64 rows) and of the blend, with a partial last band: the file
+  // holds exactly the overlay made in memory, and the note as the PNG's comment.
+  QTemporaryDir dir;
+  cv::Mat labels(203, 45, CV_8UC1), image(203, 45, CV_8UC3);
+  cv::RNG rng(7);
+  rng.fill(labels, cv::RNG::UNIFORM, 0, 30);
+  rng.fill(image, cv::RNG::UNIFORM, 0, 256);
+  const std::string path = dir.filePath("tall.png").toStdString();
+  sapiens::writeSegmentationOverlay(path, image, labels, sapiens::seg29(), "made by a test");
+  const cv::Mat back = cv::imread(path, cv::IMREAD_UNCHANGED);
+  QCOMPARE(back.type(), CV_8UC3);
+  QCOMPARE(back.size(), image.size());
+  const cv::Mat expected = sapiens::segmentationOverlay(image, labels, sapiens::seg29());
+  QCOMPARE(cv::norm(back, expected, cv::NORM_INF), 0.0);
+  QFile file(QString::fromStdString(path));
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  QVERIFY(file.readAll().contains(QByteArray("tEXtComment\0made by a test", 26)));
+  QVERIFY_THROWS_EXCEPTION(sapiens::ExportError, sapiens::writeSegmentationOverlay(
+                                                     path, image, labels.rowRange(0, 100), sapiens::seg29()));
 }
 
 void TestExportMapPng::normalPictureHasOfficialValuesAndBlackBackground() {

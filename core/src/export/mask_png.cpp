@@ -1,6 +1,7 @@
 #include "sapiens/export/mask_png.h"
 
 #include "export/file_extension.h"
+#include "export/png_by_rows.h"
 #include "sapiens/export/export_error.h"
 #include "sapiens/export/image_file.h"
 #include "sapiens/export/overlay.h"
@@ -24,13 +25,21 @@ void writeLabelPng(const std::string& path, const cv::Mat& labels, const std::st
 
 void writeSegmentationOverlay(const std::string& path, const cv::Mat& imageBgr, const cv::Mat& labels,
                               const SegClasses& classes, const std::string& note) {
-  cv::Mat overlay;
   try {
-    overlay = segmentationOverlay(imageBgr, labels, classes);
+    if (lowerExtension(path) != ".png") {
+      writeImageFile(path, segmentationOverlay(imageBgr, labels, classes), {}, note);
+      return;
+    }
+    // A band at a time from the picture to libpng: the overlay never exists at the picture's size.
+    detail::writePngByRows(
+        path, imageBgr.cols, imageBgr.rows, 3,
+        [&](int firstRow, cv::Mat& band) {
+          blendSegmentationRows(imageBgr, labels, classes, kSegmentationOverlayOpacity, firstRow, band);
+        },
+        note);
   } catch (const std::invalid_argument& error) {
     throw ExportError(path, error.what());
   }
-  writeImageFile(path, overlay, {}, note);
 }
 
 }  // namespace sapiens

@@ -130,14 +130,41 @@ cv::Mat colorizeLabels(const cv::Mat& labels, const SegClasses& classes) {
   return colored;
 }
 
-cv::Mat segmentationOverlay(const cv::Mat& imageBgr, const cv::Mat& labels, const SegClasses& classes,
-                            double opacity) {
+namespace {
+
+void requireOverlayOperands(const cv::Mat& imageBgr, const cv::Mat& labels) {
   if (imageBgr.empty() || imageBgr.type() != CV_8UC3 || imageBgr.size() != labels.size()) {
     throw std::invalid_argument("the segmentation overlay needs a CV_8UC3 picture of the labels' size (" +
                                 describe(labels) + "), not " + describe(imageBgr));
   }
-  cv::Mat blended;
-  cv::addWeighted(imageBgr, 1.0 - opacity, colorizeLabels(labels, classes), opacity, 0.0, blended);
+}
+
+// Bands of rows: the colourised labels exist a band at a time, never at the picture's size.
+constexpr int kBlendRows = 64;
+
+}  // namespace
+
+void blendSegmentationRows(const cv::Mat& imageBgr, const cv::Mat& labels, const SegClasses& classes,
+                           double opacity, int firstRow, cv::Mat& out) {
+  requireOverlayOperands(imageBgr, labels);
+  if (out.type() != CV_8UC3 || out.cols != imageBgr.cols || firstRow < 0 ||
+      firstRow + out.rows > imageBgr.rows)
+    throw std::invalid_argument("rows " + std::to_string(firstRow) + " to " +
+                                std::to_string(firstRow + out.rows) +
+                                " of the overlay do not fit a picture of " + describe(imageBgr));
+  for (int first = 0; first < out.rows; first += kBlendRows) {
+    const cv::Range rows(firstRow + first, firstRow + std::min(out.rows, first + kBlendRows));
+    cv::Mat target = out.rowRange(first, first + rows.size());
+    cv::addWeighted(imageBgr.rowRange(rows), 1.0 - opacity, colorizeLabels(labels.rowRange(rows), classes),
+                    opacity, 0.0, target);
+  }
+}
+
+cv::Mat segmentationOverlay(const cv::Mat& imageBgr, const cv::Mat& labels, const SegClasses& classes,
+                            double opacity) {
+  requireOverlayOperands(imageBgr, labels);
+  cv::Mat blended(imageBgr.size(), CV_8UC3);
+  blendSegmentationRows(imageBgr, labels, classes, opacity, 0, blended);
   return blended;
 }
 

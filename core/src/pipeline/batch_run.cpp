@@ -2,6 +2,7 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
+#include "sapiens/common/resource_usage.h"
 #include "sapiens/common/threads.h"
 #include "sapiens/common/version.h"
 #include "sapiens/export/coco_keypoints.h"
@@ -377,6 +378,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   manifest["cancelled"] = summary.cancelled;
   manifest["overlap"] = {{"budget_bytes", options.overlapBytes}, {"groups_waited", summary.groupsWaited}};
   manifest["elapsed_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  manifest["peak_rss_mb"] = peakResidentMegabytes();
   writeFileAtomically(summary.manifestPath, manifest.dump(2) + "\n");
   return summary;
 }

@@ -34,9 +34,17 @@ void drawPoses(cv::Mat& imageBgr, const std::vector<PoseInstance>& poses, const 
 /// Each label's palette colour, as BGR (CV_8UC3); labels without a class are black.
 cv::Mat colorizeLabels(const cv::Mat& labels, const SegClasses& classes);
 
+/// The official visualiser's weight of the part colours.
+inline constexpr double kSegmentationOverlayOpacity = 0.5;
+
 /// imageBgr * (1 - opacity) + colorizeLabels(labels) * opacity (cv::addWeighted, as the official
-/// visualiser; 0.5 there). Throws std::invalid_argument on a type or size mismatch.
+/// visualiser). Throws std::invalid_argument on a type or size mismatch.
 cv::Mat segmentationOverlay(const cv::Mat& imageBgr, const cv::Mat& labels, const SegClasses& classes,
-                            double opacity = 0.5);
+                            double opacity = kSegmentationOverlayOpacity);
+
+/// The same for rows [firstRow, firstRow + out.rows) only, into `out` (CV_8UC3, the picture's width):
+/// the pieces a large overlay is made of, a band at a time. Throws std::invalid_argument on a mismatch.
+void blendSegmentationRows(const cv::Mat& imageBgr, const cv::Mat& labels, const SegClasses& classes,
+                           double opacity, int firstRow, cv::Mat& out);
 
 }  // namespace sapiens
