@@ -381,9 +381,11 @@ class CliFaultsTest : public QObject {
   // OpenCV encodes OpenEXR in memory through a file in the system's temp folder; our EXR files are
   // written inside the output folder only. The private temp folder here cannot even be written.
   void aHugePictureRunsWithinTwoGigabytes() {
-    // 16000 x 16000 (under the pixel limit, well under 1 MB as a PNG): the picture itself is 768 MB in
-    // memory and its label map 256 MB; the overlay is written a band of rows at a time (it was 2.7-3.1 GB
-    // peak when the overlay and its colour layer were made at full size).
+    // 16000 x 16000 (under the pixel limit, well under 1 MB as a PNG), seg then pose in the person box
+    // the seg mask gives: the picture itself is 768 MB in memory and its label map 256 MB; the seg
+    // overlay is written a band of rows at a time and the pose overlay drawn on the picture itself (3.1 GB
+    // peak when both overlays were made on full-size copies; the box's closing on the full mask took
+    // minutes).
     QTemporaryDir dir;
     const QString picture = dir.filePath("huge.png"), out = dir.filePath("out");
     constexpr int kSide = 16000;
@@ -392,14 +394,15 @@ class CliFaultsTest : public QObject {
         band.row(r).setTo((first + r) / 1000 % 2 ? cv::Scalar(160, 90, 40) : cv::Scalar(150, 180, 200));
     });
     QVERIFY(QFileInfo(picture).size() < (1 << 20));
-    const auto r = runCli({"run", picture, "--output", out, "--task", "seg", "--device", "cpu", "--dtype",
-                           "fp32", "--seg-model", fixtureModel("seg")},
-                          600000);
+    const auto r =
+        runCli({"run", picture, "--output", out, "--task", "seg,pose", "--device", "cpu", "--dtype", "fp32",
+                "--seg-model", fixtureModel("seg"), "--pose-model", fixtureModel("pose")},
+               600000);
     QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
     const QJsonObject manifest = readJson(out + "/results.json");
     const double peakMb = manifest["peak_rss_mb"].toDouble();
     QVERIFY2(peakMb > 1024 && peakMb < 2000, qPrintable(QString("peak resident set %1 MB").arg(peakMb)));
-    for (const char* name : {"/huge.seg.png", "/huge.seg_overlay.png"}) {
+    for (const char* name : {"/huge.seg.png", "/huge.seg_overlay.png", "/huge.pose_overlay.png"}) {
       QFile png(out + name);
       QVERIFY2(png.open(QIODevice::ReadOnly), name);
       const QByteArray header = png.read(24);  // signature, IHDR length and type, width, height

@@ -295,8 +295,9 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       try {
         outcome.inferenceMs = group.frames[slot].inferenceMs;
         const std::string imageName = fs::path(outcome.input).filename().string();
-        outcome.outputs = exportFrame(group.frames[slot], group.images[k],
-                                      planned[group.first + slot].outputStem, imageName, exportOptions);
+        outcome.outputs =
+            exportFrameConsumingPicture(group.frames[slot], std::move(group.images[k]),
+                                        planned[group.first + slot].outputStem, imageName, exportOptions);
         outcome.ok = true;
       } catch (const std::exception& e) {
         outcome.error = e.what();

@@ -23,8 +23,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void writeFrameFiles(const FrameResult& frame, const cv::Mat& bgr, const std::string& stem,
-                     const std::string& imageName, const FrameExportOptions& options,
+// Whether drawing on `picture` changes no one else's pixels: it owns its buffer and no other header
+// shares it.
+bool drawableInPlace(const cv::Mat& picture) {
+  return picture.u != nullptr && picture.u->refcount == 1;
+}
+
+// `drawOnPicture`: the pose overlay may be drawn on bgr itself (it is written last).
+void writeFrameFiles(const FrameResult& frame, const cv::Mat& bgr, bool drawOnPicture,
+                     const std::string& stem, const std::string& imageName, const FrameExportOptions& options,
                      std::map<std::string, std::string>& outputs) {
   fs::create_directories(fs::path(stem).parent_path());
   auto out = [&](const std::string& kind, const std::string& suffix) {
@@ -53,12 +60,6 @@ void writeFrameFiles(const FrameResult& frame, const cv::Mat& bgr, const std::st
     predictions.note = note(Task::Pose);
     writeKeypointsJson(out("pose", ".pose.json"), predictions);
     writeCocoKeypoints(out("pose_coco", ".pose.coco.json"), predictions, keypoints308());
-    if (options.overlays) {
-      cv::Mat overlay = bgr.clone();
-      drawPoses(overlay, frame.poses, keypoints308(),
-                poseDrawStyleFor(overlay.size(), options.keypointThreshold));
-      writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay, {}, note(Task::Pose));
-    }
   }
   const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
   if (frame.has(Task::Normal)) {
@@ -79,16 +80,26 @@ void writeFrameFiles(const FrameResult& frame, const cv::Mat& bgr, const std::st
     writePly(out("ply", ".ply"), buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding,
              note(Task::Pointmap));
   }
+  if (frame.has(Task::Pose) && options.poseFiles && options.overlays) {
+    // Last: it may draw on the picture itself, which nothing above reads after it.
+    cv::Mat overlay = drawOnPicture && drawableInPlace(bgr) ? bgr : bgr.clone();
+    drawPoses(overlay, frame.poses, keypoints308(),
+              poseDrawStyleFor(overlay.size(), options.keypointThreshold));
+    writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay, {}, note(Task::Pose));
+  }
 }
 
 }  // namespace
 
-std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
-                                               const std::string& stem, const std::string& imageName,
-                                               const FrameExportOptions& options) {
+namespace {
+
+std::map<std::string, std::string> exportFrameFiles(const FrameResult& frame, const cv::Mat& bgr,
+                                                    bool drawOnPicture, const std::string& stem,
+                                                    const std::string& imageName,
+                                                    const FrameExportOptions& options) {
   std::map<std::string, std::string> outputs;
   try {
-    writeFrameFiles(frame, bgr, stem, imageName, options, outputs);
+    writeFrameFiles(frame, bgr, drawOnPicture, stem, imageName, options, outputs);
   } catch (const std::exception& e) {
     // The files already written for this frame go too (a full disk gets their space back): a folder
     // holds no output that its manifest does not list.
@@ -101,6 +112,22 @@ std::map<std::string, std::string> exportFrame(const FrameResult& frame, const c
     throw IoError(fmt::format("{} (the {} file(s) already written for it were removed)", e.what(), removed));
   }
   return outputs;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
+                                               const std::string& stem, const std::string& imageName,
+                                               const FrameExportOptions& options) {
+  return exportFrameFiles(frame, bgr, false, stem, imageName, options);
+}
+
+std::map<std::string, std::string> exportFrameConsumingPicture(const FrameResult& frame, cv::Mat&& picture,
+                                                               const std::string& stem,
+                                                               const std::string& imageName,
+                                                               const FrameExportOptions& options) {
+  const cv::Mat owned = std::move(picture);
+  return exportFrameFiles(frame, owned, true, stem, imageName, options);
 }
 
 cv::Mat annotatedPicture(const FrameResult& frame, const cv::Mat& bgr, float keypointThreshold) {

@@ -23,11 +23,35 @@ float iou(const BoundingBox& a, const BoundingBox& b) {
 
 }  // namespace
 
+namespace {
+
+// The closing's cost is the pixel count times the kernel (2% of the diagonal): at 16000 x 16000 about
+// 10^11 operations, minutes. Larger masks are measured at this long side (each pixel then says whether
+// any of the pixels it covers is foreground); boxes are scaled back, to within one reduced pixel.
+constexpr int kWorkingLongSide = 2048;
+
+// labels > 0, at most kWorkingLongSide on its long side.
+cv::Mat workingForeground(const cv::Mat& labels) {
+  cv::Mat foreground = labels > 0;
+  const int longSide = std::max(labels.cols, labels.rows);
+  if (longSide <= kWorkingLongSide) return foreground;
+  const double scale = static_cast<double>(kWorkingLongSide) / longSide;
+  const cv::Size size(std::max(1, static_cast<int>(std::lround(labels.cols * scale))),
+                      std::max(1, static_cast<int>(std::lround(labels.rows * scale))));
+  cv::Mat reduced;
+  cv::resize(foreground, reduced, size, 0, 0, cv::INTER_AREA);
+  return reduced > 0;
+}
+
+}  // namespace
+
 std::vector<BoundingBox> boxesFromSegmentation(const cv::Mat& labels, const SegmentationBoxOptions& options) {
   if (labels.empty()) return {};
   CV_Assert(labels.type() == CV_8UC1);
-  cv::Mat foreground = labels > 0;
-  const double diagonal = std::hypot(labels.cols, labels.rows);
+  cv::Mat foreground = workingForeground(labels);
+  const double sx = static_cast<double>(labels.cols) / foreground.cols;
+  const double sy = static_cast<double>(labels.rows) / foreground.rows;
+  const double diagonal = std::hypot(foreground.cols, foreground.rows);
   const int k = std::max(1, static_cast<int>(std::lround(options.closeFraction * diagonal)) | 1);
   cv::morphologyEx(foreground, foreground, cv::MORPH_CLOSE,
                    cv::getStructuringElement(cv::MORPH_ELLIPSE, cv::Size(k, k)));
@@ -42,15 +66,20 @@ std::vector<BoundingBox> boxesFromSegmentation(const cv::Mat& labels, const Segm
   std::vector<Component> components;
   int largest = 0;
   for (int i = 1; i < count; ++i) largest = std::max(largest, stats.at<int>(i, cv::CC_STAT_AREA));
-  const double imageArea = static_cast<double>(labels.cols) * labels.rows;
+  const double imageArea = static_cast<double>(foreground.cols) * foreground.rows;
   for (int i = 1; i < count; ++i) {
     const int area = stats.at<int>(i, cv::CC_STAT_AREA);
     if (area < options.minAreaFraction * imageArea || area < options.minShareOfLargest * largest) continue;
-    const float x = static_cast<float>(stats.at<int>(i, cv::CC_STAT_LEFT));
-    const float y = static_cast<float>(stats.at<int>(i, cv::CC_STAT_TOP));
-    const float w = static_cast<float>(stats.at<int>(i, cv::CC_STAT_WIDTH));
-    const float h = static_cast<float>(stats.at<int>(i, cv::CC_STAT_HEIGHT));
-    components.push_back({area, {x, y, x + w - 1, y + h - 1}});
+    const int left = stats.at<int>(i, cv::CC_STAT_LEFT), top = stats.at<int>(i, cv::CC_STAT_TOP);
+    const int right = left + stats.at<int>(i, cv::CC_STAT_WIDTH);  // exclusive
+    const int bottom = top + stats.at<int>(i, cv::CC_STAT_HEIGHT);
+    const auto edge = [](double value, int size) {
+      return static_cast<float>(std::clamp(value, 0.0, static_cast<double>(size - 1)));
+    };
+    components.push_back(
+        {area,
+         {edge(std::floor(left * sx), labels.cols), edge(std::floor(top * sy), labels.rows),
+          edge(std::ceil(right * sx) - 1, labels.cols), edge(std::ceil(bottom * sy) - 1, labels.rows)}});
   }
   std::sort(components.begin(), components.end(), [](auto& a, auto& b) { return a.area > b.area; });
   std::vector<BoundingBox> boxes;

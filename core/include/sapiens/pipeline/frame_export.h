@@ -35,6 +35,14 @@ std::map<std::string, std::string> exportFrame(const FrameResult& frame, const c
                                                const std::string& stem, const std::string& imageName,
                                                const FrameExportOptions& options);
 
+/// The same for a picture handed over (a batch run's, read for this frame only; `picture` is left
+/// empty): the pose overlay is drawn on the picture itself when no other cv::Mat shares its pixels, so a
+/// 16000 x 16000 picture (768 MB) is not copied for it.
+std::map<std::string, std::string> exportFrameConsumingPicture(const FrameResult& frame, cv::Mat&& picture,
+                                                               const std::string& stem,
+                                                               const std::string& imageName,
+                                                               const FrameExportOptions& options);
+
 /// The picture with its results drawn over it, as the annotated video shows it: the part mask blended,
 /// then the people's skeletons and boxes. With neither seg nor pose, the first of normal, albedo and depth
 /// as a picture; with nothing, the picture itself.
