@@ -2,6 +2,7 @@
 // labels, unit normals and the normal image; plus albedo, pointmap and the implied intrinsics, checked
 // against what a pinhole camera must give.
 
+#include "sapiens/common/cpu_features.h"
 #include "sapiens/export/map_png.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
@@ -75,6 +76,7 @@ class PipelinePostprocessTest : public QObject {
   void normalMatchesOfficialPostprocessing();
   void resampledNormalsAreUnitOrZero();
   void hugeFiniteNormalsKeepTheirDirection();
+  void onePassNormalsEqualAtensOps();
   void albedoIsClampedCroppedAndResized();
   void gaussianBlurMatchesTorchvision();
   void metricPointmapDividesEachItemByItsScale();
@@ -305,6 +307,45 @@ void PipelinePostprocessTest::hugeFiniteNormalsKeepTheirDirection() {
   const cv::Vec3f n = image.at<cv::Vec3f>(3, 3);
   QVERIFY2(std::abs(n[0] - 0.6f) < 1e-5f && std::abs(n[1] + 0.8f) < 1e-5f,
            qPrintable(QString("%1 %2 %3").arg(n[0]).arg(n[1]).arg(n[2])));
+}
+
+void PipelinePostprocessTest::onePassNormalsEqualAtensOps() {
+  // normalImage's one-pass CPU kernel against resampledUnitNormals (ATen's norm, where and division) on
+  // the same resampled map: ordinary vectors, tiny and zero ones, NaN and infinite components, and
+  // finite ones whose length overflows float. Bit for bit where ATen's vectorised kernels run (they sum
+  // the squares with fused multiply-adds, as the kernel does); within an ulp of 1 elsewhere.
+  at::manual_seed(5);
+  at::Tensor raw = at::randn({1, 3, 24, 32});
+  raw.narrow(2, 0, 3).narrow(3, 0, 5).mul_(1e-7);
+  raw.narrow(2, 3, 2).narrow(3, 0, 4).zero_();
+  raw[0][1][6][6] = std::numeric_limits<float>::quiet_NaN();
+  raw[0][2][7][7] = std::numeric_limits<float>::infinity();
+  raw.narrow(2, 10, 3).narrow(3, 10, 3).fill_(3e38);
+  raw[0][0][20][20] = -2.5e38f;
+  const cv::Size size(71, 53);
+  const cv::Mat got = sapiens::normalImage(raw, {}, size);
+  const at::Tensor resampled =
+      sapiens::resizeBilinear(sapiens::cropPadding(sapiens::unitNormals(raw), {}), size);
+  const cv::Mat expected = sapiens::toImageMat(sapiens::resampledUnitNormals(resampled));
+  QCOMPARE(got.size(), expected.size());
+  const auto same = [](const cv::Mat& a, const cv::Mat& b) {
+    if (sapiens::cpu::hasAvx2Fma()) return std::memcmp(a.data, b.data, a.total() * a.elemSize()) == 0;
+    cv::Mat nanA, nanB;
+    cv::compare(a, a, nanA, cv::CMP_NE);
+    cv::compare(b, b, nanB, cv::CMP_NE);
+    cv::Mat diff;
+    cv::absdiff(a, b, diff);
+    cv::patchNaNs(diff, 0.0);
+    return cv::countNonZero(nanA.reshape(1) != nanB.reshape(1)) == 0 &&
+           cv::norm(diff, cv::NORM_INF) <= 1.2e-7;
+  };
+  QVERIFY(same(got, expected));
+  // The same for a map that is not resampled at all (its non-finite vectors reach the kernel).
+  const at::Tensor unit = sapiens::unitNormals(raw);
+  const cv::Mat direct = sapiens::normalImage(unit, {}, cv::Size(32, 24));
+  const cv::Mat directExpected = sapiens::toImageMat(
+      sapiens::resampledUnitNormals(sapiens::resizeBilinear(sapiens::unitNormals(unit), cv::Size(32, 24))));
+  QVERIFY(same(direct, directExpected));
 }
 
 void PipelinePostprocessTest::resampledNormalsAreUnitOrZero() {

@@ -170,11 +170,6 @@ std::string readWholeFile(const std::string& path) {
   return bytes;
 }
 
-template <typename T>
-void writeTyped(const std::string& path, const T* elements, const std::vector<std::size_t>& shape) {
-  writeFileAtomically(path, encodeNpy(npyTypeOf<T>(), shape, elements));
-}
-
 }  // namespace
 
 std::string npyDescr(NpyType type) {
@@ -206,7 +201,10 @@ template const std::uint16_t* NpyArray::values<std::uint16_t>() const;
 template const float* NpyArray::values<float>() const;
 template const double* NpyArray::values<double>() const;
 
-std::string encodeNpy(NpyType type, const std::vector<std::size_t>& shape, const void* elements) {
+namespace {
+
+// Everything before the elements: magic, version, header length and the padded header dictionary.
+std::string npyPreamble(NpyType type, const std::vector<std::size_t>& shape) {
   const TypeInfo& info = infoOf(type);
   std::string dict = "{'descr': '" + std::string(info.descr) +
                      "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
@@ -216,19 +214,41 @@ std::string encodeNpy(NpyType type, const std::vector<std::size_t>& shape, const
   dict += '\n';
   if (dict.size() > 0xffff)
     throw std::invalid_argument("npy header too long for format 1.0: " + shapeText(shape));
+  std::string preamble(kMagic, kMagicSize);
+  preamble += '\x01';
+  preamble += '\x00';
+  preamble += static_cast<char>(dict.size() & 0xff);
+  preamble += static_cast<char>(dict.size() >> 8);
+  return preamble + dict;
+}
 
-  const std::size_t dataSize = countOf(shape) * info.size;
-  std::string file;
-  file.reserve(kMagicSize + 4 + dict.size() + dataSize);
-  file.append(kMagic, kMagicSize);
-  file += '\x01';
-  file += '\x00';
-  file += static_cast<char>(dict.size() & 0xff);
-  file += static_cast<char>(dict.size() >> 8);
-  file += dict;
+}  // namespace
+
+std::string encodeNpy(NpyType type, const std::vector<std::size_t>& shape, const void* elements) {
+  const std::size_t dataSize = countOf(shape) * infoOf(type).size;
+  std::string file = npyPreamble(type, shape);
   if (dataSize > 0) file.append(static_cast<const char*>(elements), dataSize);
   return file;
 }
+
+namespace {
+
+// Straight from the elements to the file: a map at a large picture's size is gigabytes, never copied.
+template <typename T>
+void writeTyped(const std::string& path, const T* elements, const std::vector<std::size_t>& shape) {
+  std::string preamble;
+  try {
+    preamble = npyPreamble(npyTypeOf<T>(), shape);
+  } catch (const std::invalid_argument& error) {
+    throw ExportError(path, error.what());
+  }
+  AtomicFile file(path);
+  file.write(preamble);
+  if (countOf(shape) > 0) file.write(elements, countOf(shape) * sizeof(T));
+  file.commit();
+}
+
+}  // namespace
 
 void writeNpy(const std::string& path, const float* elements, const std::vector<std::size_t>& shape) {
   writeTyped(path, elements, shape);
