@@ -47,6 +47,9 @@ void blendMap(cv::Mat& current, cv::Mat& state, double blend, Similar similar, F
 }  // namespace
 
 double OneEuroFilter::filter(double x, double timestampSeconds) {
+  // A value without a place (a NaN or infinite output, already flagged) passes through and leaves the
+  // state alone: once in the state it would make every later frame non-finite too.
+  if (!std::isfinite(x) || !std::isfinite(timestampSeconds)) return x;
   if (!started_ || timestampSeconds <= previousTime_) {
     const bool restart = !started_ || timestampSeconds < previousTime_;
     started_ = true;

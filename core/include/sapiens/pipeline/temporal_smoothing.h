@@ -21,7 +21,8 @@ struct OneEuroParameters {
 class OneEuroFilter {
  public:
   explicit OneEuroFilter(const OneEuroParameters& parameters = {}) : parameters_(parameters) {}
-  /// The filtered value of `x` observed at `timestampSeconds` (strictly increasing between calls).
+  /// The filtered value of `x` observed at `timestampSeconds` (strictly increasing between calls). A
+  /// non-finite `x` (or time) is returned as it is and changes nothing.
   double filter(double x, double timestampSeconds);
 
  private:
