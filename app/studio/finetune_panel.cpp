@@ -13,6 +13,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMessageBox>
 #include <QMetaObject>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -120,6 +121,7 @@ void FineTunePanel::connectWorker() {
     showMessage(tr("Fine-tuning failed: %1").arg(reason), true);
     setState(TrainingState::Failed);
   });
+  connect(worker_, &FineTuneWorker::diverged, this, &FineTunePanel::showDivergence);
   connect(worker_, &FineTuneWorker::saved, this, [this](const QString& path, const QString& error) {
     if (error.isEmpty())
       showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), false);
@@ -384,6 +386,23 @@ void FineTunePanel::continueTraining() {
 
 void FineTunePanel::saveModel(const QString& path, bool fullModel) {
   worker_->requestSave(path, fullModel);
+}
+
+void FineTunePanel::showDivergence(int step, int keptStep, const QString& message) {
+  const QString kept = keptStep > 0 ? tr("The head is the one after step %1, the last whose loss was finite: "
+                                         "save it, or lower the learning rate and continue.")
+                                          .arg(keptStep)
+                                    : tr("The head is the one training started from: lower the learning "
+                                         "rate and train again.");
+  const QString text =
+      tr("Step %1 made the loss or the head NaN or infinite, so training stopped. %2").arg(step).arg(kept);
+  showMessage(tr("Training diverged at step %1: %2").arg(step).arg(message), true);
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("Training diverged"), text, QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("fineTuneDivergedDialog"));
+  box->setDetailedText(message);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();  // window-modal, without a nested event loop
+  setState(TrainingState::Stopped);
 }
 
 void FineTunePanel::setState(TrainingState state) {

@@ -94,6 +94,10 @@ class FineTunePanel : public QWidget {
   QImage previewBeforeImage() const;
   /// The message line (errors and notes).
   QString message() const;
+  /// What the panel does when the worker reports a diverged run (FineTuneWorker::diverged): a dialog
+  /// naming the step and the head that was kept, the message line, and the state of a stopped run (the
+  /// kept head can be saved, or trained further once the rate is lowered).
+  Q_INVOKABLE void showDivergence(int step, int keptStep, const QString& message);
 
  Q_SIGNALS:
   void labelSetChanged(const QString& folder);

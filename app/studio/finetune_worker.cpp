@@ -243,6 +243,9 @@ void FineTuneWorker::runTraining(bool fresh) {
     logger().info("Fine-tuning: {}", summary.toStdString());
     Q_EMIT finished(report.stopped, report.steps, summary);
     memory::releaseFreeMemory();  // the training pass's activations are gone
+  } catch (const TrainingDivergedError& e) {
+    logger().error("Fine-tuning diverged: {}", e.what());
+    Q_EMIT diverged(e.step(), e.keptStep(), QString::fromStdString(e.what()));
   } catch (const std::exception& e) {
     logger().error("Fine-tuning failed: {}", e.what());
     Q_EMIT failed(QString::fromStdString(e.what()));

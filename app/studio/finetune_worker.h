@@ -85,6 +85,9 @@ class FineTuneWorker : public QObject {
   void finished(bool stopped, int steps, const QString& summary);
   /// Loading, preparing or training failed; `reason` names the file where there is one.
   void failed(const QString& reason);
+  /// Step `step` made the loss, the gradients or the head NaN or infinite: training stopped, and the
+  /// head is the one after `keptStep` steps (it can be saved or trained further at a lower rate).
+  void diverged(int step, int keptStep, const QString& message);
   /// A save finished; `error` is empty on success.
   void saved(const QString& path, const QString& error);
 

@@ -34,6 +34,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -431,6 +432,37 @@ class TestFinetunePanel : public QObject {
     QCOMPARE(saved.people[0].keypoints[0].visibility, 2);
     QVERIFY(std::abs(saved.people[0].keypoints[0].x - 260) < 1.5);
     QCOMPARE(saved.people[0].keypoints[1].visibility, 0);
+  }
+
+  // The worker's report of a diverged run (FineTuneWorker::diverged, queued to the panel; the run itself
+  // is test_finetune_training's aDivergingRunStopsAndKeepsTheLastFiniteHead): a dialog names the step and
+  // the head kept, the message line says it in red, and the run counts as stopped, not failed.
+  void aDivergedRunIsExplainedInADialog() {
+    FineTunePanel panel;
+    panel.resize(700, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(QMetaObject::invokeMethod(&panel, "showDivergence", Qt::QueuedConnection, Q_ARG(int, 7),
+                                      Q_ARG(int, 6),
+                                      Q_ARG(QString, QStringLiteral("step 7: the training loss is NaN"))));
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY((box = panel.findChild<QMessageBox*>(QStringLiteral("fineTuneDivergedDialog"))) &&
+                box->isVisible());
+    QVERIFY2(box->text().contains(QStringLiteral("Step 7")) &&
+                 box->text().contains(QStringLiteral("after step 6")),
+             qPrintable(box->text()));
+    QCOMPARE(box->detailedText(), QStringLiteral("step 7: the training loss is NaN"));
+    QCOMPARE(panel.trainingState(), FineTunePanel::TrainingState::Stopped);
+    QVERIFY2(panel.message().contains(QStringLiteral("diverged at step 7")), qPrintable(panel.message()));
+    box->accept();
+    QTRY_VERIFY(!panel.findChild<QMessageBox*>(QStringLiteral("fineTuneDivergedDialog")));
+    // A run that diverged on its first step keeps the head it started from.
+    QVERIFY(QMetaObject::invokeMethod(&panel, "showDivergence", Qt::QueuedConnection, Q_ARG(int, 1),
+                                      Q_ARG(int, 0), Q_ARG(QString, QStringLiteral("step 1"))));
+    QTRY_VERIFY((box = panel.findChild<QMessageBox*>(QStringLiteral("fineTuneDivergedDialog"))) &&
+                box->isVisible());
+    QVERIFY2(box->text().contains(QStringLiteral("started from")), qPrintable(box->text()));
+    box->accept();
   }
 
   // How a run is going, on a set that over-fits for sure: the training frame labelled all class 1, the
