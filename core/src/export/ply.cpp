@@ -62,15 +62,15 @@ std::string header(const PointCloud& cloud, PlyEncoding encoding, const std::str
   return text;
 }
 
-void appendBinary(std::string& out, const PointCloud& cloud) {
-  const std::size_t count = cloud.vertexCount();
+// Vertices [begin, end) as the binary body has them.
+void appendBinaryVertices(std::string& out, const PointCloud& cloud, std::size_t begin, std::size_t end) {
   const bool normals = !cloud.normals.empty();
   const bool colors = !cloud.colors.empty();
   const std::size_t vertexSize = 12 + (normals ? 12 : 0) + (colors ? 3 : 0);
   const std::size_t start = out.size();
-  out.resize(start + count * vertexSize + cloud.triangleCount() * 13);
+  out.resize(start + (end - begin) * vertexSize);
   char* cursor = out.data() + start;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = begin; i < end; ++i) {
     std::memcpy(cursor, &cloud.positions[i * 3], 12);
     cursor += 12;
     if (normals) {
@@ -82,7 +82,13 @@ void appendBinary(std::string& out, const PointCloud& cloud) {
       cursor += 3;
     }
   }
-  for (std::size_t t = 0; t < cloud.triangleCount(); ++t) {
+}
+
+void appendBinaryTriangles(std::string& out, const PointCloud& cloud, std::size_t begin, std::size_t end) {
+  const std::size_t start = out.size();
+  out.resize(start + (end - begin) * 13);
+  char* cursor = out.data() + start;
+  for (std::size_t t = begin; t < end; ++t) {
     *cursor++ = 3;
     for (int k = 0; k < 3; ++k) {
       const auto index = static_cast<std::int32_t>(cloud.triangles[t * 3 + static_cast<std::size_t>(k)]);
@@ -100,9 +106,8 @@ void appendNumber(std::string& out, T value) {
   out.append(text, result.ptr);
 }
 
-void appendAscii(std::string& out, const PointCloud& cloud) {
-  const std::size_t count = cloud.vertexCount();
-  for (std::size_t i = 0; i < count; ++i) {
+void appendAsciiVertices(std::string& out, const PointCloud& cloud, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) {
     for (int k = 0; k < 3; ++k) {
       if (k > 0) out += ' ';
       appendNumber(out, cloud.positions[i * 3 + static_cast<std::size_t>(k)]);
@@ -121,7 +126,10 @@ void appendAscii(std::string& out, const PointCloud& cloud) {
     }
     out += '\n';
   }
-  for (std::size_t t = 0; t < cloud.triangleCount(); ++t) {
+}
+
+void appendAsciiTriangles(std::string& out, const PointCloud& cloud, std::size_t begin, std::size_t end) {
+  for (std::size_t t = begin; t < end; ++t) {
     out += '3';
     for (int k = 0; k < 3; ++k) {
       out += ' ';
@@ -131,28 +139,49 @@ void appendAscii(std::string& out, const PointCloud& cloud) {
   }
 }
 
+// The whole file, handed to `emit` a piece of at most kPieceElements vertices or triangles at a time:
+// a pointmap at a large picture's size is gigabytes of PLY, never held whole on its way to the disk.
+constexpr std::size_t kPieceElements = 1 << 16;
+
+// `cloud` has passed checkCloud.
+template <typename Emit>
+void encodeInPieces(const PointCloud& cloud, PlyEncoding encoding, const std::string& note, Emit emit) {
+  std::string piece = header(cloud, encoding, note);
+  const bool ascii = encoding == PlyEncoding::Ascii;
+  for (std::size_t begin = 0; begin < cloud.vertexCount(); begin += kPieceElements) {
+    const std::size_t end = std::min(cloud.vertexCount(), begin + kPieceElements);
+    ascii ? appendAsciiVertices(piece, cloud, begin, end) : appendBinaryVertices(piece, cloud, begin, end);
+    emit(piece);
+    piece.clear();
+  }
+  for (std::size_t begin = 0; begin < cloud.triangleCount(); begin += kPieceElements) {
+    const std::size_t end = std::min(cloud.triangleCount(), begin + kPieceElements);
+    ascii ? appendAsciiTriangles(piece, cloud, begin, end) : appendBinaryTriangles(piece, cloud, begin, end);
+    emit(piece);
+    piece.clear();
+  }
+  if (!piece.empty()) emit(piece);  // the header of an empty cloud
+}
+
 }  // namespace
 
 std::string encodePly(const PointCloud& cloud, PlyEncoding encoding, const std::string& note) {
   checkCloud(cloud);
-  std::string out = header(cloud, encoding, note);
-  if (encoding == PlyEncoding::Ascii) {
-    appendAscii(out, cloud);
-  } else {
-    appendBinary(out, cloud);
-  }
+  std::string out;
+  encodeInPieces(cloud, encoding, note, [&](const std::string& piece) { out += piece; });
   return out;
 }
 
 void writePly(const std::string& path, const PointCloud& cloud, PlyEncoding encoding,
               const std::string& note) {
-  std::string contents;
   try {
-    contents = encodePly(cloud, encoding, note);
+    checkCloud(cloud);
   } catch (const std::invalid_argument& error) {
     throw ExportError(path, error.what());
   }
-  writeFileAtomically(path, contents);
+  AtomicFile file(path);
+  encodeInPieces(cloud, encoding, note, [&](const std::string& piece) { file.write(piece); });
+  file.commit();
 }
 
 }  // namespace sapiens
