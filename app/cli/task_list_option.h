@@ -31,7 +31,7 @@ inline std::vector<Task> parseTaskList(const std::string& text) {
 /// command's shared arguments, is kept alive by the callbacks).
 template <class Args>
 void addTaskModelOptions(CLI::App* sub, const std::shared_ptr<Args>& args) {
-  for (Task t : {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap}) {
+  for (Task t : headTasks()) {
     const std::string name(taskName(t));
     sub->add_option_function<std::string>(
         "--" + name + "-model", [args, t](const std::string& path) { args->modelPaths[t] = path; },

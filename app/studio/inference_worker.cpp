@@ -102,7 +102,7 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
   // A task that fails leaves the others' results standing (its reason is in frame.taskErrors); only when
   // every task failed is it the run's failure.
   std::size_t ran = 0;
-  for (Task task : kStudioTasks) {
+  for (Task task : headTasksInRunOrder()) {
     if (!contains(tasks, task)) continue;
     if (stale()) {
       Q_EMIT runDropped(generation);

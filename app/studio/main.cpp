@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(QStringLiteral("screenshot")))
     armScreenshot(window, parser.value(QStringLiteral("screenshot")), run);
   const QStringList models = parser.values(QStringLiteral("model"));
-  for (sapiens::Task task : sapiens::studio::kStudioTasks) window.tasksPanel()->setTaskSelected(task, false);
+  for (sapiens::Task task : sapiens::headTasksInRunOrder()) window.tasksPanel()->setTaskSelected(task, false);
   for (const QString& spec : models) {
     const auto task = sapiens::parseTask(spec.section(QLatin1Char('='), 0, 0).toStdString());
     const QString path = spec.section(QLatin1Char('='), 1);

@@ -627,7 +627,7 @@ void MainWindow::createModelActions() {
   run->setShortcut(QKeySequence(tr("Ctrl+R")));
   connect(run, &QAction::triggered, this, &MainWindow::runTasks);
   models->addSeparator();
-  for (Task task : kStudioTasks) {
+  for (Task task : headTasksInRunOrder()) {
     QAction* load = models->addAction(tr("Load %1 Checkpoint...").arg(taskLabel(task)));
     load->setObjectName(QStringLiteral("actionLoadCheckpoint_") + taskLabel(task));
     connect(load, &QAction::triggered, this, [this, task] { chooseCheckpoint(task); });
@@ -665,7 +665,7 @@ void MainWindow::createExportActions(QMenu* file) {
 void MainWindow::discoverCheckpoints() {
   const std::string root = paths::checkpointRoot();
   std::vector<Task> missing;
-  for (Task task : kStudioTasks) {
+  for (Task task : headTasksInRunOrder()) {
     const auto known = inference_->models().find(task);
     if (userChosenTasks_.count(task) || (known != inference_->models().end() && known->second.loaded))
       continue;  // the user's choice stays
@@ -852,7 +852,7 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
   ++resultGeneration_;
   poseEditPending_ = false;
   QStringList perTask;
-  for (Task task : kStudioTasks) {
+  for (Task task : headTasksInRunOrder()) {
     if (!contains(tasks, task)) continue;
     const auto ms = result.inferenceMs.find(task);
     if (ms != result.inferenceMs.end())
@@ -1264,7 +1264,7 @@ void MainWindow::exportAnnotatedVideo(const QString& path) {
   VideoExportRequest request;
   request.input = currentFile_;
   request.output = path;
-  for (Task task : kStudioTasks) {
+  for (Task task : headTasksInRunOrder()) {
     if (!contains(tasksPanel_->selectedTasks(), task)) continue;
     const auto model = inference_->models().find(task);
     if (model == inference_->models().end() || model->second.path.isEmpty())

@@ -6,13 +6,7 @@
 
 #include <QString>
 
-#include <array>
-
 namespace sapiens::studio {
-
-/// The tasks the studio runs, in dependency order.
-inline constexpr std::array<Task, 5> kStudioTasks = {Task::Seg, Task::Pose, Task::Normal, Task::Albedo,
-                                                     Task::Pointmap};
 
 using TaskSet = unsigned int;
 

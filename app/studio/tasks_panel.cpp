@@ -38,7 +38,7 @@ TasksPanel::TasksPanel(QWidget* parent) : QWidget(parent) {
 
   auto* tasks = new QGroupBox(tr("Tasks"));
   auto* tasksLayout = new QVBoxLayout(tasks);
-  for (Task task : kStudioTasks) {
+  for (Task task : headTasksInRunOrder()) {
     auto* check = new QCheckBox(taskLabel(task));
     check->setObjectName(QStringLiteral("taskCheck_") + taskLabel(task));
     check->setChecked(task == Task::Seg || task == Task::Pose);

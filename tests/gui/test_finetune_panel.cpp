@@ -263,7 +263,7 @@ class TestFinetunePanel : public QObject {
     QSignalSpy ready(&window, &MainWindow::modelReady);
     window.loadCheckpoint(sapiens::Task::Seg, fixtureModel("seg"));
     QVERIFY(ready.wait(kInferenceTimeoutMs));
-    for (sapiens::Task task : sapiens::studio::kStudioTasks)
+    for (sapiens::Task task : sapiens::headTasksInRunOrder())
       window.tasksPanel()->setTaskSelected(task, task == sapiens::Task::Seg);
     QSignalSpy result(&window, &MainWindow::resultShown);
     child<QAction>(&window, "actionRun")->trigger();

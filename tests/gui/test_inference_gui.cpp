@@ -78,7 +78,7 @@ bool loadModels(MainWindow& window, const std::map<Task, const char*>& models) {
 }
 
 void selectTasks(MainWindow& window, std::initializer_list<Task> tasks) {
-  for (Task task : sapiens::studio::kStudioTasks)
+  for (Task task : sapiens::headTasksInRunOrder())
     window.tasksPanel()->setTaskSelected(task, std::find(tasks.begin(), tasks.end(), task) != tasks.end());
 }
 

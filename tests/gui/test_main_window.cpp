@@ -146,7 +146,7 @@ class TestMainWindow : public QObject {
              qPrintable(models->text()));
 
     // They run: the sample gets a part mask of its size.
-    for (sapiens::Task task : sapiens::studio::kStudioTasks)
+    for (sapiens::Task task : sapiens::headTasksInRunOrder())
       window.tasksPanel()->setTaskSelected(task, task == sapiens::Task::Seg);
     QSignalSpy result(&window, &MainWindow::resultShown);
     window.findChild<QAction*>(QStringLiteral("actionRun"))->trigger();
@@ -176,7 +176,8 @@ class TestMainWindow : public QObject {
     // pointmap in the 3-D dock.
     QSettings().setValue(QStringLiteral("models/demoFallback"), true);
     MainWindow window;  // at the native input: the pointmap's scale branch runs at no other
-    for (sapiens::Task task : sapiens::studio::kStudioTasks) window.tasksPanel()->setTaskSelected(task, true);
+    for (sapiens::Task task : sapiens::headTasksInRunOrder())
+      window.tasksPanel()->setTaskSelected(task, true);
     window.tasksPanel()->setRunsOnOpen(true);
     QSignalSpy result(&window, &MainWindow::resultShown);
     QSignalSpy failed(&window, &MainWindow::runFailed);
@@ -187,7 +188,7 @@ class TestMainWindow : public QObject {
     QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
     const sapiens::FrameResult* shown = window.currentResult();
     QVERIFY(shown);
-    for (sapiens::Task task : sapiens::studio::kStudioTasks)
+    for (sapiens::Task task : sapiens::headTasksInRunOrder())
       QVERIFY2(shown->has(task), sapiens::taskName(task).data());
     QVERIFY(!shown->poses.empty());
     QVERIFY(window.windowTitle().contains(QStringLiteral("UNTRAINED demo weights")));

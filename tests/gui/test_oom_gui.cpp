@@ -121,7 +121,7 @@ class TestOomGui : public QObject {
     window.loadCheckpoint(Task::Seg,
                           QString::fromStdString(sapiens::test::fixture("golden/seg/model.safetensors")));
     QVERIFY(ready.wait(kTimeoutMs));
-    for (Task task : sapiens::studio::kStudioTasks)
+    for (Task task : sapiens::headTasksInRunOrder())
       window.tasksPanel()->setTaskSelected(task, task == Task::Seg);
 
     // A small run first: the worker thread, LibTorch's threads and the heap it keeps are in place before the

@@ -91,7 +91,7 @@ bool loadSegModel(MainWindow& window) {
 }
 
 void runSegOnOpen(MainWindow& window, bool on) {
-  for (Task task : sapiens::studio::kStudioTasks)
+  for (Task task : sapiens::headTasksInRunOrder())
     window.tasksPanel()->setTaskSelected(task, on && task == Task::Seg);
   window.tasksPanel()->setRunsOnOpen(on);
 }
@@ -445,7 +445,7 @@ class TestVideoGui : public QObject {
     QSignalSpy ready(&window, &MainWindow::modelReady);
     window.loadCheckpoint(Task::Pose, fixtureModel("pose"));
     QVERIFY(ready.wait(kTimeoutMs));
-    for (Task task : sapiens::studio::kStudioTasks)
+    for (Task task : sapiens::headTasksInRunOrder())
       window.tasksPanel()->setTaskSelected(task, task == Task::Pose);
     window.tasksPanel()->setRunsOnOpen(true);
     QVERIFY(!action(window, "actionVideoPersonBoxes")->isEnabled());

@@ -65,8 +65,7 @@ std::string env(const char* name) {
 }  // namespace
 
 const std::vector<Task>& demoTasks() {
-  static const std::vector<Task> tasks = {Task::Pose, Task::Seg, Task::Normal, Task::Albedo, Task::Pointmap};
-  return tasks;
+  return headTasks();
 }
 
 Architecture demoArchitecture(Task task) {

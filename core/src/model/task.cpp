@@ -40,4 +40,18 @@ const std::vector<Task>& allTasks() {
   return tasks;
 }
 
+const std::vector<Task>& headTasks() {
+  static const std::vector<Task> tasks(allTasks().begin() + 1, allTasks().end());
+  return tasks;
+}
+
+const std::vector<Task>& headTasksInRunOrder() {
+  static const std::vector<Task> tasks = [] {
+    std::vector<Task> ordered = headTasks();
+    std::stable_partition(ordered.begin(), ordered.end(), [](Task task) { return task == Task::Seg; });
+    return ordered;
+  }();
+  return tasks;
+}
+
 }  // namespace sapiens

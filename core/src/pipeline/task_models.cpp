@@ -12,12 +12,6 @@
 #include <algorithm>
 
 namespace sapiens {
-namespace {
-
-constexpr Task kTaskOrder[] = {Task::Seg, Task::Pose, Task::Normal, Task::Albedo, Task::Pointmap};
-
-}  // namespace
-
 LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
   LoadedTaskModels out;
   const std::string modelDir = request.modelDir.empty() ? paths::checkpointRoot() : request.modelDir;
@@ -25,7 +19,7 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
   modelOptions.device = request.device;
   modelOptions.dtype = parseComputeDtypeChoice(request.dtype);
 
-  for (Task task : kTaskOrder) {
+  for (Task task : headTasksInRunOrder()) {
     if (std::find(request.tasks.begin(), request.tasks.end(), task) == request.tasks.end()) continue;
     std::string path;
     if (auto it = request.modelPaths.find(task); it != request.modelPaths.end()) {

@@ -16,5 +16,11 @@ std::string_view taskName(Task task);
 std::optional<Task> parseTask(std::string_view text);
 /// Every task, in declaration order.
 const std::vector<Task>& allTasks();
+/// The task heads (every task but the bare backbone) in declaration order, as lists and options show
+/// them: pose, seg, normal, albedo, pointmap.
+const std::vector<Task>& headTasks();
+/// The task heads in the order a picture is analysed: seg first, whose mask gives pose its person
+/// boxes, then pose, normal, albedo, pointmap.
+const std::vector<Task>& headTasksInRunOrder();
 
 }  // namespace sapiens
