@@ -2,8 +2,8 @@
 // before and after, and write the model (or its head) in the official key layout.
 
 #include "cli_command.h"
-#include "stop_signals.h"
 #include "input_size_option.h"
+#include "stop_signals.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/finetune/fine_tuner.h"
@@ -106,11 +106,7 @@ int runFinetune(const FinetuneArgs& a) {
   settings.seed = a.seed;
 
   LabelSet labels = openLabelSet(a.labels, *task);
-  ModelOptions modelOptions;
-  modelOptions.device = a.device;
-  modelOptions.dtype = at::kFloat;  // training keeps float32 weights on every device
-  modelOptions.expectedTask = *task;
-  Model model = Model::load(a.model, modelOptions);
+  Model model = loadModelForFineTuning(a.model, *task, a.device);
 
   FineTuner tuner(std::move(model), std::move(labels), settings);
   TrainingControl control;

@@ -2,24 +2,26 @@
 
 #include "sapiens/model/compute_options.h"
 
-#include <ATen/Context.h>
-
 #include <QObject>
 
 namespace sapiens::studio {
 
+namespace {
+
+QStringList toStringList(const std::vector<std::string>& items) {
+  QStringList list;
+  for (const std::string& item : items) list << QString::fromStdString(item);
+  return list;
+}
+
+}  // namespace
+
 QStringList availableDevices() {
-  QStringList devices{QStringLiteral("cpu")};
-  // Asks the CUDA hooks, so it also answers (0) in a CPU-only LibTorch.
-  const int count = at::hasCUDA() ? int(at::getNumGPUs()) : 0;
-  for (int i = 0; i < count; ++i) devices << QStringLiteral("cuda:%1").arg(i);
-  return devices;
+  return toStringList(computeDevices());
 }
 
 QStringList dtypesFor(const QString& device) {
-  if (device.startsWith(QLatin1String("cuda")))
-    return {QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp32")};
-  return {QStringLiteral("auto"), QStringLiteral("fp32"), QStringLiteral("bf16")};
+  return toStringList(computeDtypeChoices(device.toStdString()));
 }
 
 QString defaultDtype(const QString& device) {

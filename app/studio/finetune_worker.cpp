@@ -3,11 +3,10 @@
 #include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
 #include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/export/map_png.h"
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/preprocess.h"
 
-#include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -16,6 +15,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <exception>
 #include <utility>
 
@@ -25,37 +26,46 @@ namespace {
 
 constexpr std::size_t kFeatureCacheBytes = std::size_t(1) << 30;
 
-// The network input (1, 3, H, W), normalised, back to an 8-bit RGB picture.
-QImage inputPicture(const at::Tensor& input) {
-  const at::Tensor mean =
-      at::tensor(std::vector<float>(kInputMeanRgb.begin(), kInputMeanRgb.end())).view({1, 3, 1, 1});
-  const at::Tensor stddev =
-      at::tensor(std::vector<float>(kInputStdRgb.begin(), kInputStdRgb.end())).view({1, 3, 1, 1});
-  const at::Tensor rgb = (input.to(at::kFloat).cpu() * stddev + mean)
-                             .clamp(0, 255)
-                             .round()
-                             .to(at::kByte)[0]
-                             .permute({1, 2, 0})
-                             .contiguous();
-  const int h = int(rgb.size(0)), w = int(rgb.size(1));
-  return QImage(rgb.data_ptr<std::uint8_t>(), w, h, w * 3, QImage::Format_RGB888).copy();
-}
-
-// `labels` (H, W) class indices coloured with `classes` and blended over `picture`.
-QImage blendLabels(const QImage& picture, const at::Tensor& labels, const std::vector<LabelClass>& classes) {
-  QImage out = picture.convertToFormat(QImage::Format_RGB888);
-  const at::Tensor l = labels.to(at::kLong).contiguous();
-  const auto* data = l.data_ptr<std::int64_t>();
-  const int h = int(l.size(0)), w = int(l.size(1));
-  for (int y = 0; y < std::min(h, out.height()); ++y) {
-    std::uint8_t* row = out.scanLine(y);
-    for (int x = 0; x < std::min(w, out.width()); ++x) {
-      const std::int64_t c = data[std::int64_t(y) * w + x];
-      if (c <= 0 || c >= std::int64_t(classes.size())) continue;  // background left as is
-      for (int k = 0; k < 3; ++k) row[3 * x + k] = std::uint8_t((row[3 * x + k] + classes[c].color[k]) / 2);
+// `labels` class indices coloured with `classes` and blended over `bgr` (background left as is).
+cv::Mat blendLabels(const cv::Mat& bgr, const cv::Mat& labels, const std::vector<LabelClass>& classes) {
+  cv::Mat out = bgr.clone();
+  for (int y = 0; y < std::min(labels.rows, out.rows); ++y) {
+    const auto* label = labels.ptr<std::uint8_t>(y);
+    auto* row = out.ptr<cv::Vec3b>(y);
+    for (int x = 0; x < std::min(labels.cols, out.cols); ++x) {
+      const std::size_t c = label[x];
+      if (c == 0 || c >= classes.size()) continue;
+      const Rgb& color = classes[c].color;
+      for (int k = 0; k < 3; ++k) row[x][k] = std::uint8_t((row[x][k] + color[2 - k]) / 2);
     }
   }
   return out;
+}
+
+// Each keypoint at its decoded place, in its class's colour.
+cv::Mat drawKeypoints(const cv::Mat& bgr, const PoseInstance& pose, const std::vector<LabelClass>& classes) {
+  cv::Mat out = bgr.clone();
+  for (std::size_t i = 0; i < pose.keypoints.size(); ++i) {
+    const auto& [x, y] = pose.keypoints[i];
+    if (!std::isfinite(x) || !std::isfinite(y)) continue;
+    const Rgb color = i < classes.size() ? classes[i].color : Rgb{255, 200, 0};
+    cv::circle(out, cv::Point(int(x), int(y)), 2, cv::Scalar(color[2], color[1], color[0]), cv::FILLED);
+  }
+  return out;
+}
+
+// The head's prediction drawn as the studio's views draw that task.
+cv::Mat previewImage(const cv::Mat& bgr, const FrameResult& frame, const std::vector<LabelClass>& classes) {
+  if (!frame.segLabels.empty()) return blendLabels(bgr, frame.segLabels, classes);
+  if (!frame.poses.empty()) return drawKeypoints(bgr, frame.poses.front(), classes);
+  if (!frame.normal.empty()) return normalMapImage(frame.normal);
+  if (!frame.albedo.empty()) return albedoImage(frame.albedo);
+  if (!frame.pointmap.empty()) return depthImage(frame.pointmap, {}, foregroundDepthRange(frame.pointmap));
+  return bgr;
+}
+
+QImage toQImage(const cv::Mat& bgr) {
+  return QImage(bgr.data, bgr.cols, bgr.rows, int(bgr.step), QImage::Format_BGR888).copy();
 }
 
 }  // namespace
@@ -145,10 +155,7 @@ void FineTuneWorker::train(const FineTuneJob& job) {
     Q_EMIT status(tr("Opening the label set..."));
     LabelSet labels = openLabelSet(job.labelSetFolder.toStdString());
     Q_EMIT status(tr("Loading %1...").arg(job.modelPath));
-    ModelOptions options;
-    options.dtype = at::kFloat;  // training keeps float32 weights
-    options.expectedTask = labels.task;
-    Model model = Model::load(job.modelPath.toStdString(), options);
+    Model model = loadModelForFineTuning(job.modelPath.toStdString(), labels.task);
     if (!cache_) cache_ = std::make_shared<FeatureCache>(kFeatureCacheBytes);
     tuner_ = std::make_unique<FineTuner>(std::move(model), std::move(labels), job.settings, cache_);
   } catch (const std::exception& e) {
@@ -207,7 +214,7 @@ void FineTuneWorker::runTraining(bool fresh) {
           }
         }
       }
-      if (previewSample_) previewPicture_ = inputPicture(tuner_->sampleInput(*previewSample_));
+      if (previewSample_) previewPicture_ = tuner_->sampleImage(*previewSample_);
       emitPreview(tuner_->step(), true);
       const auto& trials = tuner_->learningRateTrials();
       Q_EMIT learningRateChosen(
@@ -253,45 +260,11 @@ void FineTuneWorker::runTraining(bool fresh) {
 }
 
 void FineTuneWorker::emitPreview(int step, bool beforeTraining) {
-  if (!tuner_ || !previewSample_ || previewPicture_.isNull()) return;
+  if (!tuner_ || !previewSample_ || previewPicture_.empty()) return;
   try {
-    const ModelOutputs outputs = tuner_->predict(*previewSample_);
-    const int h = previewPicture_.height(), w = previewPicture_.width();
-    QImage image;
-    if (outputs.contains("seg_logits")) {
-      const at::Tensor logits =
-          at::upsample_bilinear2d(outputs.get("seg_logits").to(at::kFloat).cpu(), {h, w}, false);
-      image = blendLabels(previewPicture_, logits.argmax(1)[0], tuner_->classes());
-    } else if (outputs.contains("pose_heatmaps")) {
-      const at::Tensor heatmaps = outputs.get("pose_heatmaps").to(at::kFloat).cpu()[0];
-      const std::int64_t k = heatmaps.size(0), hh = heatmaps.size(1), hw = heatmaps.size(2);
-      const at::Tensor flat = heatmaps.reshape({k, hh * hw});
-      const at::Tensor best = flat.argmax(1).contiguous();
-      const auto* index = best.data_ptr<std::int64_t>();
-      image = previewPicture_.convertToFormat(QImage::Format_RGB888);
-      cv::Mat canvas(image.height(), image.width(), CV_8UC3, image.bits(), image.bytesPerLine());
-      const auto classes = tuner_->classes();
-      for (std::int64_t i = 0; i < k; ++i) {
-        // Heatmap pixel -> input pixel with the (size - 1) ratios (UDP).
-        const double x = double(index[i] % hw) * (w - 1) / std::max<std::int64_t>(1, hw - 1);
-        const double y = double(index[i] / hw) * (h - 1) / std::max<std::int64_t>(1, hh - 1);
-        const Rgb color = i < std::int64_t(classes.size()) ? classes[i].color : Rgb{255, 200, 0};
-        cv::circle(canvas, cv::Point(int(x), int(y)), 2, cv::Scalar(color[0], color[1], color[2]),
-                   cv::FILLED);
-      }
-    } else {
-      // Dense tasks: the first output's three channels stretched to 0..255.
-      const at::Tensor map = outputs.all().front().second.to(at::kFloat).cpu()[0];
-      at::Tensor rgb = at::upsample_bilinear2d(map.slice(0, 0, 3).unsqueeze(0), {h, w}, false)[0];
-      const at::Tensor lo = rgb.amin({1, 2}, true), hi = rgb.amax({1, 2}, true);
-      rgb = ((rgb - lo) / (hi - lo).clamp_min(1e-6) * 255)
-                .round()
-                .to(at::kByte)
-                .permute({1, 2, 0})
-                .contiguous();
-      image = QImage(rgb.data_ptr<std::uint8_t>(), w, h, w * 3, QImage::Format_RGB888).copy();
-    }
-    Q_EMIT preview(image, step, previewHeldOut_, beforeTraining);
+    const FrameResult frame = tuner_->predictFrame(*previewSample_);
+    Q_EMIT preview(toQImage(previewImage(previewPicture_, frame, tuner_->classes())), step, previewHeldOut_,
+                   beforeTraining);
   } catch (const std::exception& e) {
     logger().warn("Fine-tuning preview failed: {}", e.what());
   }

@@ -14,6 +14,8 @@
 #include "sapiens/finetune/training_settings.h"
 #include "sapiens/model/task.h"
 
+#include <opencv2/core/mat.hpp>
+
 #include <QImage>
 #include <QObject>
 #include <QString>
@@ -101,7 +103,7 @@ class FineTuneWorker : public QObject {
   std::shared_ptr<FeatureCache> cache_;
   std::unique_ptr<FineTuner> tuner_;
   std::optional<std::size_t> previewSample_;
-  QImage previewPicture_;
+  cv::Mat previewPicture_;  ///< the preview sample's network input, BGR
   bool previewHeldOut_ = false;
 
   TrainingControl control_;  // stop, as FineTuner sees it

@@ -2,44 +2,19 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/model/compute_options.h"
-#include "sapiens/model/model_error.h"
 #include "sapiens/pipeline/batch_run.h"
+#include "sapiens/pipeline/run_failure.h"
 
-#include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <opencv2/core.hpp>
+#include <opencv2/core/mat.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <new>
-#include <string_view>
 #include <utility>
 
 namespace sapiens::studio {
-namespace {
-
-// The first line of a failure's message, without LibTorch's backtrace.
-std::string oneLine(const std::exception& e) {
-  const auto* torchError = dynamic_cast<const c10::Error*>(&e);
-  std::string text = torchError ? torchError->what_without_backtrace() : e.what();
-  text.resize(std::min(text.find('\n'), text.size()));
-  return text;
-}
-
-// An allocation that failed anywhere in a run: the model's passes report theirs as ModelOutOfMemoryError;
-// pre- and post-processing throw LibTorch's, OpenCV's or the standard library's.
-bool isOutOfMemory(const std::exception& e, std::string_view message) {
-  if (dynamic_cast<const ModelOutOfMemoryError*>(&e) || dynamic_cast<const c10::OutOfMemoryError*>(&e) ||
-      dynamic_cast<const std::bad_alloc*>(&e))
-    return true;
-  if (const auto* cvError = dynamic_cast<const cv::Exception*>(&e))
-    return cvError->code == cv::Error::StsNoMem;
-  return message.find("can't allocate memory") != std::string_view::npos;  // LibTorch's CPU allocator
-}
-
-}  // namespace
 
 InputSize scaledInputSize(InputSize native, double scale) {
   // Whole 16-pixel patches, at least one, as the backbone's patch embedding needs.
@@ -122,9 +97,10 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
       onGpu = model->device().is_cuda();
       analyzeTask(*model, bgr, frame, size, personBoxes);
     } catch (const std::exception& e) {
-      std::string reason = oneLine(e);
+      const RunFailure failure = classifyFailure(e);
+      std::string reason = failure.message;
       // Said in the studio's terms: its Resolution is what a user can lower (there is no batch here).
-      if (isOutOfMemory(e, reason))
+      if (failure.outOfMemory)
         reason = fmt::format(
             "Not enough memory to run the {} model at {}x{}: choose a lower Resolution in the Compute "
             "toolbar{} ({})",

@@ -10,6 +10,7 @@
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/model.h"
+#include "sapiens/pipeline/image_inference.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>
@@ -156,6 +157,14 @@ class TestFinetuneTraining : public QObject {
       QVERIFY2(at::equal(reloaded.forward(input).get("seg_logits"), trained),
                qPrintable(QString("sample %1").arg(i)));
       QVERIFY(at::equal(withHead.forward(input).get("seg_logits"), trained));
+    }
+    // The preview's prediction is what the saved model gives on that picture in a plain run.
+    for (std::size_t i = 0; i < tuner.samples().size(); ++i) {
+      const cv::Mat picture = tuner.sampleImage(i);
+      const FrameResult predicted = tuner.predictFrame(i);
+      QCOMPARE(predicted.segLabels.size(), picture.size());
+      const cv::Mat expected = segmentImage(reloaded, picture, kInput).labels;
+      QCOMPARE(cv::countNonZero(predicted.segLabels != expected), 0);
     }
     // Not trivially equal: the checkpoint's own head predicts something else.
     QVERIFY(!at::equal(loadFp32("seg").forward(tuner.sampleInput(0)).get("seg_logits"),
@@ -395,6 +404,19 @@ class TestFinetuneTraining : public QObject {
           report.trainingBefore.metric, report.trainingAfter.metric);
     const QString shortfall = learningShortfall(report, 0.7, false, 0);
     QVERIFY2(shortfall.isEmpty(), qPrintable(shortfall));
+
+    // The preview's prediction is what the saved model gives on that picture in a plain run.
+    const std::string saved = dir.filePath("trained.safetensors").toStdString();
+    tuner.save(saved, true);
+    const Model trained = Model::load(saved);
+    const cv::Mat picture = tuner.sampleImage(0);
+    const FrameResult predicted = tuner.predictFrame(0);
+    const cv::Mat expected = parsed == Task::Albedo
+                                 ? estimateAlbedo(trained, picture, settings.inputSize)
+                                 : estimatePointmap(trained, picture, settings.inputSize).metric;
+    const cv::Mat& map = parsed == Task::Albedo ? predicted.albedo : predicted.pointmap;
+    QCOMPARE(map.size(), picture.size());
+    QVERIFY2(cv::norm(map, expected, cv::NORM_INF) < 1e-5, qPrintable(task));
 
     // A target of another size than its picture is refused, naming the file.
     cv::Mat small(8, 8, CV_32FC3, cv::Scalar(0.5, 0.5, 0.5));

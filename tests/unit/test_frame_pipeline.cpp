@@ -6,7 +6,9 @@
 #include "sapiens/media/video_file_source.h"
 #include "sapiens/media/video_writer.h"
 #include "sapiens/model/model.h"
+#include "sapiens/model/model_error.h"
 #include "sapiens/pipeline/frame_pipeline.h"
+#include "sapiens/pipeline/run_failure.h"
 #include "sapiens/pipeline/temporal_smoothing.h"
 #include "test_support.h"
 
@@ -14,6 +16,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <opencv2/core.hpp>
+
+#include <ATen/ATen.h>
 
 #include <atomic>
 #include <filesystem>
@@ -201,6 +205,27 @@ class FramePipelineTest : public QObject {
     const auto failed = sapiens::runFramePipeline(again, options, {});
     QCOMPARE(failed.failedStage, std::string("analyse"));
     QVERIFY2(failed.error.find("backbone") != std::string::npos, failed.error.c_str());
+  }
+
+  // Front ends say "not enough memory" in their own terms for whichever library ran out, and show one line.
+  void aFailureIsClassifiedWhicheverLibraryThrewIt() {
+    const auto oom = [](const std::exception& e) { return sapiens::classifyFailure(e).outOfMemory; };
+    QVERIFY(oom(sapiens::ModelOutOfMemoryError("out of host memory in the forward pass", false)));
+    QVERIFY(oom(std::bad_alloc()));
+    QVERIFY(oom(cv::Exception(cv::Error::StsNoMem, "Failed to allocate 9 bytes", "f", "file.cpp", 1)));
+    QVERIFY(!oom(cv::Exception(cv::Error::StsBadArg, "bad argument", "f", "file.cpp", 1)));
+    QVERIFY(!oom(std::runtime_error("cannot open 'a.png'")));
+    try {
+      // 4 TiB: LibTorch's CPU allocator refuses it (unless the kernel overcommits without limit).
+      (void)at::empty({std::int64_t(1) << 40}, at::kFloat);
+    } catch (const std::exception& e) {
+      const sapiens::RunFailure failure = sapiens::classifyFailure(e);
+      QVERIFY2(failure.outOfMemory, qPrintable(QString::fromStdString(failure.message)));
+      QVERIFY2(failure.message.find('\n') == std::string::npos, failure.message.c_str());
+    }
+    const sapiens::RunFailure twoLines = sapiens::classifyFailure(std::runtime_error("first\nsecond"));
+    QCOMPARE(twoLines.message, std::string("first"));
+    QVERIFY(!twoLines.outOfMemory);
   }
 
   void oneEuroSmoothsNoiseAndFollowsMotion() {

@@ -663,17 +663,20 @@ const std::vector<SampleInfo>& FineTuner::samples() const {
   return state_->infos;
 }
 
-at::Tensor FineTuner::sampleInput(std::size_t index) const {
+cv::Mat FineTuner::sampleImage(std::size_t index) const {
   const State& s = *state_;
   const SampleInfo& info = s.infos.at(index);
   const FrameLabels frame = readFrameLabels(s.labels, info.frame);
   for (const detail::BuiltSample& sample :
        detail::buildSamples(s.labels, info.frame, frame, s.settings, s.flip, info.validation)) {
-    if (sample.info.person == info.person && sample.info.variant == info.variant)
-      return normalizeImage(sample.input);
+    if (sample.info.person == info.person && sample.info.variant == info.variant) return sample.input;
   }
   throw LabelSetError(s.labels.resolve(s.labels.frames[info.frame].image),
                       "changed since training was prepared");
+}
+
+at::Tensor FineTuner::sampleInput(std::size_t index) const {
+  return normalizeImage(sampleImage(index));
 }
 
 ModelOutputs FineTuner::predict(std::size_t index) const {
@@ -693,6 +696,14 @@ const LabelSet& FineTuner::labels() const {
 
 const TrainingSettings& FineTuner::settings() const {
   return state_->settings;
+}
+
+Model loadModelForFineTuning(const std::string& path, Task task, const std::string& device) {
+  ModelOptions options;
+  options.device = device;
+  options.dtype = at::kFloat;
+  options.expectedTask = task;
+  return Model::load(path, options);
 }
 
 std::string describeLearningRateTrials(const std::vector<LearningRateTrial>& trials) {

@@ -54,6 +54,19 @@ c10::Device resolveDevice(std::string_view spec) {
   throw ModelRunError(fmt::format("invalid device '{}': expected cpu, cuda, cuda:N or auto", spec));
 }
 
+std::vector<std::string> computeDevices() {
+  std::vector<std::string> devices{"cpu"};
+  // Asks the CUDA hooks, so it also answers (0) in a CPU-only LibTorch.
+  const int count = at::hasCUDA() ? static_cast<int>(at::getNumGPUs()) : 0;
+  for (int i = 0; i < count; ++i) devices.push_back(fmt::format("cuda:{}", i));
+  return devices;
+}
+
+std::vector<std::string> computeDtypeChoices(std::string_view device) {
+  if (lowercase(device).rfind("cuda", 0) == 0) return {"bf16", "fp16", "fp32"};
+  return {"auto", "fp32", "bf16"};
+}
+
 c10::ScalarType parseComputeDtype(std::string_view spec) {
   const std::string text = lowercase(spec);
   if (text == "fp32" || text == "float32" || text == "float") return c10::kFloat;

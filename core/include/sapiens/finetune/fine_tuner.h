@@ -17,8 +17,10 @@
 #include "sapiens/finetune/training_settings.h"
 #include "sapiens/model/model.h"
 #include "sapiens/model/model_error.h"
+#include "sapiens/pipeline/frame_result.h"
 
 #include <ATen/core/Tensor.h>
+#include <opencv2/core/mat.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -82,8 +84,14 @@ class FineTuner {
   const std::vector<SampleInfo>& samples() const;
   /// The network input of sample `index` (1, 3, H, W), rebuilt from its frame.
   at::Tensor sampleInput(std::size_t index) const;
-  /// The head's outputs on sample `index`'s cached features (inference mode), e.g. for a preview.
+  /// The network input picture of sample `index` (CV_8UC3 BGR, the input size), rebuilt from its frame.
+  cv::Mat sampleImage(std::size_t index) const;
+  /// The head's outputs on sample `index`'s cached features (inference mode).
   ModelOutputs predict(std::size_t index) const;
+  /// predict(index) post-processed as inference does, in sampleImage(index)'s pixel grid: seg labels, the
+  /// pose keypoints of the sample's crop (one person, the whole input as its box), unit normals, albedo
+  /// or the metric pointmap. Throws ModelRunError for outputs of another shape.
+  FrameResult predictFrame(std::size_t index) const;
 
   const Model& model() const;
   const LabelSet& labels() const;
@@ -102,6 +110,10 @@ class FineTuner {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+/// The checkpoint a fine-tuning run starts from, as FineTuner needs it: float32 weights on every device
+/// (training keeps float32 master weights), refused when it is not a `task` model.
+Model loadModelForFineTuning(const std::string& path, Task task, const std::string& device = "cpu");
 
 /// "3e-04: loss 8.2116, 1e-03: loss 7.8747, ..." for logs and reports.
 std::string describeLearningRateTrials(const std::vector<LearningRateTrial>& trials);

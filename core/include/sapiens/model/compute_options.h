@@ -7,12 +7,19 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sapiens {
 
 /// "auto" picks CUDA device 0 when LibTorch sees one, else the CPU. Throws ModelRunError for an unknown
 /// spelling or a CUDA device this build or machine does not have.
 c10::Device resolveDevice(std::string_view spec);
+/// The devices this build and machine can run on: "cpu", then "cuda:0", "cuda:1", ... (none in a CPU-only
+/// LibTorch).
+std::vector<std::string> computeDevices();
+/// The precisions offered on `device` ("cpu", "cuda", "cuda:N"), the default first: bf16, fp16, fp32 on
+/// CUDA; auto, fp32, bf16 on the CPU (no fp16: see checkComputeSupported).
+std::vector<std::string> computeDtypeChoices(std::string_view device);
 /// "fp32"/"float32", "bf16"/"bfloat16", "fp16"/"float16"/"half". Throws ModelRunError otherwise ("auto"
 /// included: it depends on the device, see parseComputeDtypeChoice).
 c10::ScalarType parseComputeDtype(std::string_view spec);
