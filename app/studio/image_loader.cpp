@@ -1,6 +1,6 @@
 #include "image_loader.h"
 
-#include "thread_priority.h"
+#include "background_work.h"
 
 #include "sapiens/media/image_io.h"
 
@@ -22,29 +22,18 @@ void ImageLoader::load(const QString& path) {
   const quint64 generation = ++generation_;
   pool_.clear();
   pending_ = 1;
-  pool_.start([this, path, generation] {
-    runInBackgroundPriority();
-    cv::Mat image;
-    QString error;
-    try {
-      image = readImageBgr(path.toStdString());
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    // Runs on the GUI thread; `this` outlives it because the destructor waits for this task.
-    QMetaObject::invokeMethod(
-        this,
-        [this, path, generation, image, error] {
-          if (generation != generation_) return;
-          pending_ = 0;
-          if (error.isEmpty()) {
-            Q_EMIT loaded(path, image);
-          } else {
-            Q_EMIT failed(path, error);
-          }
-        },
-        Qt::QueuedConnection);
-  });
+  // `this` outlives the task: the destructor waits for the pool.
+  runInBackground(
+      pool_, this, [path] { return readImageBgr(path.toStdString()); },
+      [this, path, generation](const cv::Mat& image, const QString& error) {
+        if (generation != generation_) return;
+        pending_ = 0;
+        if (error.isEmpty()) {
+          Q_EMIT loaded(path, image);
+        } else {
+          Q_EMIT failed(path, error);
+        }
+      });
 }
 
 }  // namespace sapiens::studio

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "background_work.h"
 #include "camera_dialog.h"
 #include "cloud_preview.h"
 #include "compute_devices.h"
@@ -8,8 +9,8 @@
 #include "inference_worker.h"
 #include "media_browser.h"
 #include "model_browser.h"
+#include "result_layers.h"
 #include "tasks_panel.h"
-#include "thread_priority.h"
 #include "video_export.h"
 
 #include "image_view.h"
@@ -74,6 +75,11 @@ const char* const kVideoFilter =
     "Videos (*.mp4 *.m4v *.mov *.mkv *.webm *.avi *.mpg *.mpeg *.ts *.mts *.wmv *.flv *.gif);;All files (*)";
 constexpr int kStatusMessageMs = 10000;
 
+struct DemoLookup {
+  std::vector<std::pair<Task, QString>> found;
+  QString error;  // the last task's that failed
+};
+
 // Anything that is neither a folder nor named like an image is opened as a video (FFmpeg says whether it
 // is one).
 bool isVideoPath(const QString& path) {
@@ -112,43 +118,6 @@ const char* compareModeId(CompareMode mode) {
   return kCompareModes[0].id;
 }
 
-// A dense map picture (BGR) as the view's BGRA colour map: opaque over the person when segmentation
-// ran (the official pictures paint the background a flat colour), everywhere otherwise.
-cv::Mat withForegroundAlpha(const cv::Mat& bgr, const cv::Mat& foreground) {
-  cv::Mat bgra;
-  cv::cvtColor(bgr, bgra, cv::COLOR_BGR2BGRA);
-  if (!foreground.empty()) {
-    cv::Mat alpha = foreground > 0;
-    const int fromTo[] = {0, 3};
-    cv::mixChannels(&alpha, 1, &bgra, 1, fromTo, 1);
-  }
-  return bgra;
-}
-
-// The picture of `layer` for the view's colour-map layer (empty when the task did not run).
-cv::Mat denseLayerImage(const FrameResult& result, DenseLayer layer) {
-  const cv::Mat foreground = result.has(Task::Seg) ? result.segLabels : cv::Mat();
-  switch (layer) {
-    case DenseLayer::None:
-      break;
-    case DenseLayer::Normal:
-      if (result.has(Task::Normal))
-        return withForegroundAlpha(normalMapImage(result.normal, foreground), foreground);
-      break;
-    case DenseLayer::Albedo:
-      if (result.has(Task::Albedo))
-        return withForegroundAlpha(albedoImage(result.albedo, foreground), foreground);
-      break;
-    case DenseLayer::Depth:
-      if (result.has(Task::Pointmap)) {
-        const auto range = foregroundDepthRange(result.pointmap, foreground);
-        return withForegroundAlpha(depthImage(result.pointmap, foreground, range), foreground);
-      }
-      break;
-  }
-  return {};
-}
-
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -162,6 +131,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   createInference();
   createDocks();
+  createResultLayers();
   createComputeToolBar();
   createActions();
   createFineTuningDock();
@@ -172,7 +142,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(view_, &widgets::ImageView::imageShown, this, [this] { Q_EMIT imageShown(currentFile_); });
   connect(media_, &MediaBrowser::fileChosen, this, &MainWindow::showFile);
   connect(tasksPanel_, &TasksPanel::runRequested, this, &MainWindow::runTasks);
-  connect(tasksPanel_, &TasksPanel::layersChanged, this, &MainWindow::applyLayers);
+  connect(tasksPanel_, &TasksPanel::layersChanged, layers_, &ResultLayers::apply);
   connect(view_, &widgets::ImageView::personBoxDrawn, this, &MainWindow::addPersonBox);
   connect(view_, &widgets::ImageView::personBoxDeleteRequested, this, &MainWindow::deletePersonBox);
   connect(view_, &widgets::ImageView::splitPositionMoved, this,
@@ -260,6 +230,18 @@ void MainWindow::createDocks() {
   addDockWidget(Qt::BottomDockWidgetArea, logDock_);
   resizeDocks({mediaDock_}, {260}, Qt::Horizontal);
   resizeDocks({logDock_}, {150}, Qt::Vertical);
+}
+
+const FrameResult* MainWindow::currentResult() const {
+  return layers_->result() ? &*layers_->result() : nullptr;
+}
+
+void MainWindow::createResultLayers() {
+  layers_ = new ResultLayers(view_, cloudView_, tasksPanel_, &background_, this);
+  connect(layers_, &ResultLayers::denseLayerShown, this, &MainWindow::denseLayerShown);
+  connect(layers_, &ResultLayers::pointCloudShown, this, &MainWindow::pointCloudShown);
+  connect(layers_, &ResultLayers::problem, this,
+          [this](const QString& message) { statusBar()->showMessage(message, kStatusMessageMs); });
 }
 
 void MainWindow::createActions() {
@@ -449,7 +431,7 @@ void MainWindow::createStatusBar() {
                              .arg(color.blue())
                              .arg(color.green())
                              .arg(color.red()));
-    reportHoveredResult(pixel);
+    readoutLabel_->setText(layers_->describe(pixel));
   });
   connect(view_, &widgets::ImageView::hoverLeft, hoverLabel_, &QLabel::clear);
   connect(view_, &widgets::ImageView::hoverLeft, readoutLabel_, &QLabel::clear);
@@ -588,13 +570,9 @@ void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
   currentFile_ = path;
   currentKey_ = path;
   currentFrame_ = -1;
-  result_.reset();
-  ++resultGeneration_;
-  ++denseRequest_;  // a layer still being made belongs to the image being left
-  denseLayer_ = DenseLayer::None;
+  layers_->clear(image);
   userBoxes_.clear();
   poseEditPending_ = false;
-  resultImage_ = image;
   view_->setImage(image);
   updateExportActions();
   media_->markCurrent(path);
@@ -685,20 +663,20 @@ void MainWindow::discoverCheckpoints() {
   // Looked up (and generated the first time, about a second) off the GUI thread. A run asked for in the
   // meantime (run on open) waits for it rather than failing for want of a model.
   ++checkpointLookups_;
-  background_.start([this, missing] {
-    runInBackgroundPriority();
-    std::vector<std::pair<Task, QString>> found;
-    QString error;
-    for (Task task : missing) {
-      try {
-        found.emplace_back(task, QString::fromStdString(demo::findOrCreateDemoCheckpoint(task)));
-      } catch (const std::exception& e) {
-        error = QString::fromStdString(e.what());
-      }
-    }
-    QMetaObject::invokeMethod(
-        this, [this, found, error] { useDemoWeights(found, error); }, Qt::QueuedConnection);
-  });
+  runInBackground(
+      background_, this,
+      [missing] {
+        DemoLookup lookup;
+        for (Task task : missing) {
+          try {
+            lookup.found.emplace_back(task, QString::fromStdString(demo::findOrCreateDemoCheckpoint(task)));
+          } catch (const std::exception& e) {
+            lookup.error = QString::fromStdString(e.what());
+          }
+        }
+        return lookup;
+      },
+      [this](const DemoLookup& lookup, const QString&) { useDemoWeights(lookup.found, lookup.error); });
 }
 
 void MainWindow::useDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error) {
@@ -790,8 +768,8 @@ void MainWindow::runTasks() {
 void MainWindow::addPersonBox(const QRectF& imageRect) {
   if (!view_->hasImage() || currentKey_.isEmpty()) return;
   std::vector<BoundingBox> boxes;
-  if (result_) {
-    for (const PoseInstance& pose : result_->poses) boxes.push_back(pose.bbox);
+  if (const FrameResult* result = currentResult()) {
+    for (const PoseInstance& pose : result->poses) boxes.push_back(pose.bbox);
   }
   const cv::Mat& image = view_->image();
   try {
@@ -810,19 +788,18 @@ void MainWindow::addPersonBox(const QRectF& imageRect) {
 }
 
 void MainWindow::deletePersonBox(int index) {
-  if (!result_ || index < 0 || index >= int(result_->poses.size())) return;
+  const FrameResult* result = currentResult();
+  if (!result || index < 0 || index >= int(result->poses.size())) return;
   std::vector<BoundingBox> boxes;
-  for (int i = 0; i < int(result_->poses.size()); ++i) {
-    if (i != index) boxes.push_back(result_->poses[std::size_t(i)].bbox);
+  for (int i = 0; i < int(result->poses.size()); ++i) {
+    if (i != index) boxes.push_back(result->poses[std::size_t(i)].bbox);
   }
   if (!boxes.empty()) return runPoseInBoxes(boxes);
   // No box left: nobody to estimate the pose of.
   userBoxes_.clear();
   poseEditPending_ = false;
   inference_->supersede();
-  result_->poses.clear();
-  ++resultGeneration_;
-  applyLayers();
+  layers_->setPoses({}, std::nullopt);
   updateExportActions();
   statusBar()->showMessage(tr("Removed the last person box"), kStatusMessageMs);
 }
@@ -840,16 +817,17 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
                           bool fromCache) {
   if (heldFrame_ && path == heldKey_) releaseHeldFrame();
   if (path != currentKey_) return;
-  if (poseEditPending_ && tasks == taskBit(Task::Pose) && result_) {
+  if (poseEditPending_ && tasks == taskBit(Task::Pose) && currentResult()) {
     // A re-run in the user's boxes replaces the poses only.
-    result_->poses = result.poses;
-    result_->inferenceMs[Task::Pose] =
-        result.inferenceMs.count(Task::Pose) ? result.inferenceMs.at(Task::Pose) : 0.0;
+    std::vector<PoseInstance> poses = result.poses;
+    if (currentFrame_ >= 0) recordTracks(currentFrame_, poses);
+    layers_->setPoses(std::move(poses),
+                      result.inferenceMs.count(Task::Pose) ? result.inferenceMs.at(Task::Pose) : 0.0);
   } else {
-    result_ = result;
+    FrameResult shown = result;
+    if (currentFrame_ >= 0) recordTracks(currentFrame_, shown.poses);
+    layers_->setResult(std::move(shown));
   }
-  if (currentFrame_ >= 0) recordTracks(currentFrame_);
-  ++resultGeneration_;
   poseEditPending_ = false;
   QStringList perTask;
   for (Task task : headTasksInRunOrder()) {
@@ -869,109 +847,18 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
   else
     statusBar()->showMessage(failures.join(QStringLiteral("; ")), kStatusMessageMs);
   updateModelLabels();
-  applyLayers();
   updateExportActions();
-  if (result.has(Task::Pointmap)) showPointCloud();
   logger().info("results for {}: {}{}", utf8(QFileInfo(path).fileName()),
                 utf8(perTask.join(QStringLiteral(", "))), fromCache ? " (cached)" : "");
   Q_EMIT resultShown(path);
 }
 
-void MainWindow::applyLayers() {
-  if (!result_) return;
-  const FrameResult& result = *result_;
-  // The view's copies of the mask and the poses change with the result, not with the drawing settings
-  // (a new mask is uploaded again; new poses drop the box selection).
-  if (layersResultGeneration_ != resultGeneration_) {
-    layersResultGeneration_ = resultGeneration_;
-    view_->setMaskLayer(result.has(Task::Seg) ? result.segLabels : cv::Mat());
-    view_->setPoses(result.poses);
-  }
-  view_->setMaskPalette(tasksPanel_->maskPalette());
-  view_->setMaskOpacity(tasksPanel_->maskOpacity());
-  view_->setMaskVisible(tasksPanel_->maskVisible());
-  showDenseLayer();
-  view_->setColorMapOpacity(tasksPanel_->denseOpacity());
-  view_->setKeypointThreshold(tasksPanel_->keypointThreshold());
-  view_->setPosesVisible(tasksPanel_->keypointsVisible());
-  view_->setBoxesVisible(tasksPanel_->boxesVisible());
-}
-
-void MainWindow::showDenseLayer() {
-  const DenseLayer layer = tasksPanel_->denseLayer();
-  if (layer == denseLayer_ && denseResultGeneration_ == resultGeneration_) return;
-  denseLayer_ = layer;
-  denseResultGeneration_ = resultGeneration_;
-  const quint64 request = ++denseRequest_;
-  if (layer == DenseLayer::None) {
-    view_->setColorMapLayer(cv::Mat());
-    return;
-  }
-  // A full-size colour picture of a float map: made in the background, like the point cloud.
-  const FrameResult frame = *result_;
-  background_.start([this, request, layer, frame] {
-    runInBackgroundPriority();
-    cv::Mat dense;
-    QString error;
-    try {
-      dense = denseLayerImage(frame, layer);
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(
-        this,
-        [this, request, dense, error] {
-          if (request != denseRequest_) return;
-          if (!error.isEmpty()) {
-            logger().error("cannot draw the layer: {}", utf8(error));
-            statusBar()->showMessage(error, kStatusMessageMs);
-          }
-          view_->setColorMapLayer(dense);
-          Q_EMIT denseLayerShown();
-        },
-        Qt::QueuedConnection);
-  });
-}
-
-void MainWindow::showPointCloud() {
-  const quint64 generation = ++cloudGeneration_;
-  const FrameResult frame = *result_;
-  const cv::Mat image = resultImage_;
-  background_.start([this, generation, frame, image] {
-    runInBackgroundPriority();
-    std::shared_ptr<const widgets::PointCloudView::PreparedCloud> prepared;
-    std::size_t count = 0;
-    QString error;
-    try {
-      const PointCloud cloud = previewCloud(buildPointCloud(frame, image), frame.width);
-      count = cloud.vertexCount();
-      prepared = widgets::PointCloudView::prepare(
-          cloud.positions.data(), cloud.colors.empty() ? nullptr : cloud.colors.data(), count);
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    // `this` outlives the task: the destructor waits for the pool.
-    QMetaObject::invokeMethod(
-        this,
-        [this, generation, prepared, count, error] {
-          if (generation != cloudGeneration_) return;
-          if (!error.isEmpty()) {
-            logger().error("cannot build the point cloud: {}", utf8(error));
-            statusBar()->showMessage(error, kStatusMessageMs);
-            return;
-          }
-          cloudView_->setCloud(prepared);
-          Q_EMIT pointCloudShown(qulonglong(count));
-        },
-        Qt::QueuedConnection);
-  });
-}
-
 void MainWindow::updateExportActions() {
   const bool videoFile = player_ && player_->isOpen() && !player_->info().live;
-  exportMenu_->setEnabled(result_.has_value() || videoFile);
+  const FrameResult* result = currentResult();
+  exportMenu_->setEnabled(result || videoFile);
   for (const auto& [kind, action] : exportActions_) {
-    action->setEnabled(result_ && result_->has(exportKindInfo(kind).task));
+    action->setEnabled(result && result->has(exportKindInfo(kind).task));
   }
   videoExportAction_->setEnabled(videoFile && !videoExport_->isRunning());
 }
@@ -1001,55 +888,8 @@ void MainWindow::updateModelLabels() {
   deviceLabel_->setText(where);
 }
 
-void MainWindow::reportHoveredResult(const QPoint& pixel) {
-  if (!result_ || pixel.x() >= result_->width || pixel.y() >= result_->height) {
-    readoutLabel_->clear();
-    return;
-  }
-  const FrameResult& result = *result_;
-  QStringList parts;
-  if (result.has(Task::Seg)) {
-    const int label = result.segLabels.at<std::uint8_t>(pixel.y(), pixel.x());
-    const SegClasses& classes = seg29();
-    parts << (std::size_t(label) < classes.size() ? QString::fromStdString(classes.names[std::size_t(label)])
-                                                  : tr("class %1").arg(label));
-  }
-  if (!result.poses.empty()) {
-    const KeypointMetadata& metadata = keypoints308();
-    const double threshold = tasksPanel_->keypointThreshold();
-    double best = std::numeric_limits<double>::infinity();
-    QString nearest;
-    for (const PoseInstance& pose : result.poses) {
-      for (std::size_t i = 0; i < pose.keypoints.size() && i < pose.scores.size(); ++i) {
-        if (pose.scores[i] < threshold) continue;
-        const double d =
-            std::hypot(pose.keypoints[i][0] - (pixel.x() + 0.5), pose.keypoints[i][1] - (pixel.y() + 0.5));
-        if (d < best) {
-          best = d;
-          const QString name =
-              i < metadata.size() ? QString::fromStdString(metadata.names[i]) : QStringLiteral("#%1").arg(i);
-          nearest = tr("%1 %2").arg(name).arg(double(pose.scores[i]), 0, 'f', 2);
-        }
-      }
-    }
-    if (!nearest.isEmpty()) parts << nearest;
-  }
-  if (result.has(Task::Pointmap)) {
-    const cv::Vec3f point = result.pointmap.at<cv::Vec3f>(pixel.y(), pixel.x());
-    parts << tr("depth %1 m").arg(double(point[2]), 0, 'f', 2);
-  }
-  if (result.has(Task::Normal)) {
-    const cv::Vec3f n = result.normal.at<cv::Vec3f>(pixel.y(), pixel.x());
-    parts << tr("normal %1 %2 %3")
-                 .arg(double(n[0]), 0, 'f', 2)
-                 .arg(double(n[1]), 0, 'f', 2)
-                 .arg(double(n[2]), 0, 'f', 2);
-  }
-  readoutLabel_->setText(parts.join(QStringLiteral("   ")));
-}
-
 void MainWindow::chooseExport(ExportKind kind) {
-  if (!result_) return;
+  if (!currentResult()) return;
   const ExportKindInfo& info = exportKindInfo(kind);
   const QFileInfo image(currentFile_);
   QString base = image.completeBaseName();
@@ -1071,7 +911,7 @@ void MainWindow::chooseExport(ExportKind kind) {
 }
 
 void MainWindow::exportResult(ExportKind kind, const QString& path) {
-  if (!result_) {
+  if (!currentResult()) {
     const QString error = tr("Nothing to export: run the tasks first");
     statusBar()->showMessage(error, kStatusMessageMs);
     Q_EMIT exportFinished(path, error);
@@ -1080,34 +920,28 @@ void MainWindow::exportResult(ExportKind kind, const QString& path) {
   ExportRequest request;
   request.kind = kind;
   request.path = utf8(path);
-  request.frame = *result_;
-  request.imageBgr = resultImage_;
+  request.frame = *currentResult();
+  request.imageBgr = layers_->picture();
   request.imageName = utf8(QFileInfo(currentFile_).fileName());
   request.keypointThreshold = float(tasksPanel_->keypointThreshold());
   request.fromDemoWeights = demoTasks_.count(exportKindInfo(kind).task) > 0;
   statusBar()->showMessage(tr("Writing %1...").arg(QFileInfo(path).fileName()));
-  background_.start([this, request, path] {
-    runInBackgroundPriority();
-    QString error;
-    try {
-      writeExport(request);
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(
-        this,
-        [this, path, error] {
-          if (error.isEmpty()) {
-            logger().info("exported {}", utf8(path));
-            statusBar()->showMessage(tr("Wrote %1").arg(path), kStatusMessageMs);
-          } else {
-            logger().error("export failed: {}", utf8(error));
-            statusBar()->showMessage(error, kStatusMessageMs);
-          }
-          Q_EMIT exportFinished(path, error);
-        },
-        Qt::QueuedConnection);
-  });
+  runInBackground(
+      background_, this,
+      [request] {
+        writeExport(request);
+        return true;
+      },
+      [this, path](bool, const QString& error) {
+        if (error.isEmpty()) {
+          logger().info("exported {}", utf8(path));
+          statusBar()->showMessage(tr("Wrote %1").arg(path), kStatusMessageMs);
+        } else {
+          logger().error("export failed: {}", utf8(error));
+          statusBar()->showMessage(error, kStatusMessageMs);
+        }
+        Q_EMIT exportFinished(path, error);
+      });
 }
 
 void MainWindow::showAbout() {
@@ -1427,13 +1261,9 @@ void MainWindow::onMediaFrame(const MediaFrame& frame, bool playing) {
 void MainWindow::presentFrame(const MediaFrame& frame, const QString& key) {
   currentKey_ = key;
   currentFrame_ = frame.index;
-  result_.reset();
-  ++resultGeneration_;
-  ++denseRequest_;
-  denseLayer_ = DenseLayer::None;
+  layers_->clear(frame.bgr);
   userBoxes_ = videoBoxesFor(frame.index).value_or(std::vector<BoundingBox>());
   poseEditPending_ = false;
-  resultImage_ = frame.bgr;
   view_->setFrame(frame.bgr);
   const TaskSet selected = tasksPanel_->selectedTasks();
   if (contains(selected, Task::Pose) && !contains(tasksForFrame(selected, frame.index), Task::Pose)) {

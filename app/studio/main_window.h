@@ -52,6 +52,7 @@ class VideoExport;
 class MediaBrowser;
 class ModelBrowser;
 class FineTunePanel;
+class ResultLayers;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -107,7 +108,7 @@ class MainWindow : public QMainWindow {
   /// How the view compares the layers with the image (View > Comparison); remembered between runs.
   void setCompareMode(widgets::ImageView::CompareMode mode);
   /// The results on display, for the image on display.
-  const FrameResult* currentResult() const { return result_ ? &*result_ : nullptr; }
+  const FrameResult* currentResult() const;
   /// Writes one kind of result file in the background (what File > Export does once a file is chosen);
   /// exportFinished follows.
   void exportResult(ExportKind kind, const QString& path);
@@ -165,6 +166,7 @@ class MainWindow : public QMainWindow {
   void createModelActions();
   void createExportActions(QMenu* file);
   void createInference();
+  void createResultLayers();
   void createComputeToolBar();
   void createCompareActions(QMenu* view);
   // The Fine-tuning dock and its View menu entry (main_window_finetune.cpp); after createActions().
@@ -172,11 +174,13 @@ class MainWindow : public QMainWindow {
   void createPlayback(QMenu* file);
   void createTracking(QMenu* file);
   void chooseVideoBoxes();
+  void useVideoBoxes(const QString& path, const PersonBoxFile& boxes);
   /// The boxes the loaded box file gives for frame `index` (nullopt: none, pose finds people itself).
   std::optional<std::vector<BoundingBox>> videoBoxesFor(qint64 index) const;
   /// `tasks` without pose where the box file says nobody is in frame `index`.
   TaskSet tasksForFrame(TaskSet tasks, qint64 index) const;
-  void recordTracks(qint64 index);
+  // Gives `poses` (frame `index`'s) their track ids.
+  void recordTracks(qint64 index, std::vector<PoseInstance>& poses);
   void showSelectedTrack();
   void resetTracks();
   void chooseVideo();
@@ -205,12 +209,8 @@ class MainWindow : public QMainWindow {
   void chooseCheckpoint(Task task);
   void chooseExport(ExportKind kind);
   void onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs, bool fromCache);
-  void applyLayers();
-  void showDenseLayer();
-  void showPointCloud();
   void updateExportActions();
   void updateModelLabels();
-  void reportHoveredResult(const QPoint& pixel);
   void createStatusBar();
   void restoreSettings();
   void saveSettings() const;
@@ -282,22 +282,15 @@ class MainWindow : public QMainWindow {
   QString currentFile_;
 
   InferenceSession* inference_ = nullptr;
-  std::optional<FrameResult> result_;
-  cv::Mat resultImage_;  // the picture result_ belongs to
+  ResultLayers* layers_ = nullptr;
   // The person boxes the user drew or kept for the image on display; pose runs in them when not empty.
   std::vector<BoundingBox> userBoxes_;
-  // A pose run in the user's boxes is on its way: its poses replace result_'s, the other layers stay.
+  // A pose run in the user's boxes is on its way: its poses replace the result's, the other layers stay.
   bool poseEditPending_ = false;
   VideoTracks tracks_;
   int selectedTrack_ = -1;
   std::optional<PersonBoxFile> videoBoxes_;
   QAction* videoBoxesAction_ = nullptr;
-  quint64 cloudGeneration_ = 0;
-  quint64 resultGeneration_ = 0;  // counts changes of result_
-  quint64 layersResultGeneration_ = 0;
-  DenseLayer denseLayer_ = DenseLayer::None;
-  quint64 denseResultGeneration_ = 0;
-  quint64 denseRequest_ = 0;
   // Point clouds and exports are built here, off the GUI thread; waited for in the destructor.
   QThreadPool background_;
 };

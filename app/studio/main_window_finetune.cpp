@@ -4,6 +4,7 @@
 #include "finetune_panel.h"
 #include "inference_session.h"
 #include "main_window.h"
+#include "result_layers.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -39,7 +40,7 @@ void MainWindow::createFineTuningDock() {
     return it == models.end() ? QString() : it->second.path;
   });
   auto sendPicture = [this](const QString& name) {
-    fineTunePanel_->setCurrentPicture(name, resultImage_);
+    fineTunePanel_->setCurrentPicture(name, layers_->picture());
     fineTunePanel_->setCurrentResult(currentResult());
   };
   connect(this, &MainWindow::imageShown, fineTunePanel_,

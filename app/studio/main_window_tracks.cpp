@@ -3,9 +3,9 @@
 // id; a click on a person highlights their track, in the picture (their path) and on the timeline (the
 // frames they are seen in). Person boxes per frame can come from a file, as with `run --bbox-file`.
 
+#include "background_work.h"
 #include "inference_session.h"
 #include "main_window.h"
-#include "thread_priority.h"
 
 #include "image_view.h"
 #include "timeline.h"
@@ -73,48 +73,39 @@ void MainWindow::loadVideoBoxes(const QString& path) {
     return;
   }
   const QString video = player_->name();
-  background_.start([this, path, video] {
-    runInBackgroundPriority();
-    std::optional<PersonBoxFile> boxes;
-    QString error;
-    try {
-      boxes = readPersonBoxFile(path.toStdString());
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    // `this` outlives the task: the destructor waits for the pool.
-    QMetaObject::invokeMethod(
-        this,
-        [this, path, video, boxes, error] {
-          if (!error.isEmpty()) {
-            logger().error("{}", error.toStdString());
-            statusBar()->showMessage(error, kTrackMessageMs);
-            Q_EMIT videoBoxesLoaded(path, error);
-            return;
-          }
-          if (!player_->isOpen() || player_->name() != video) {
-            const QString gone = tr("%1 was closed before its person boxes were read").arg(video);
-            statusBar()->showMessage(gone, kTrackMessageMs);
-            Q_EMIT videoBoxesLoaded(path, gone);
-            return;
-          }
-          videoBoxes_ = boxes;
-          // The tracks so far were made in other boxes.
-          inference_->clearCache();
-          resetTracks();
-          const QString message =
-              tr("Person boxes from %1: %2 frames listed%3")
-                  .arg(QFileInfo(path).fileName())
-                  .arg(boxes->byFrame.size())
-                  .arg(boxes->everyFrame.empty() ? QString() : tr(", boxes for the others"));
-          logger().info("{}", message.toStdString());
-          statusBar()->showMessage(message, kTrackMessageMs);
-          userBoxes_ = videoBoxesFor(player_->position()).value_or(std::vector<BoundingBox>());
-          Q_EMIT videoBoxesLoaded(path, QString());
-          if (tasksPanel_->runsOnOpen() && tasksPanel_->selectedTasks() != 0) runTasks();
-        },
-        Qt::QueuedConnection);
-  });
+  runInBackground(
+      background_, this, [path] { return std::optional(readPersonBoxFile(path.toStdString())); },
+      [this, path, video](const std::optional<PersonBoxFile>& boxes, const QString& error) {
+        if (!error.isEmpty()) {
+          logger().error("{}", error.toStdString());
+          statusBar()->showMessage(error, kTrackMessageMs);
+          Q_EMIT videoBoxesLoaded(path, error);
+          return;
+        }
+        if (!player_->isOpen() || player_->name() != video) {
+          const QString gone = tr("%1 was closed before its person boxes were read").arg(video);
+          statusBar()->showMessage(gone, kTrackMessageMs);
+          Q_EMIT videoBoxesLoaded(path, gone);
+          return;
+        }
+        useVideoBoxes(path, *boxes);
+      });
+}
+
+void MainWindow::useVideoBoxes(const QString& path, const PersonBoxFile& boxes) {
+  videoBoxes_ = boxes;
+  // The tracks so far were made in other boxes.
+  inference_->clearCache();
+  resetTracks();
+  const QString message = tr("Person boxes from %1: %2 frames listed%3")
+                              .arg(QFileInfo(path).fileName())
+                              .arg(boxes.byFrame.size())
+                              .arg(boxes.everyFrame.empty() ? QString() : tr(", boxes for the others"));
+  logger().info("{}", message.toStdString());
+  statusBar()->showMessage(message, kTrackMessageMs);
+  userBoxes_ = videoBoxesFor(player_->position()).value_or(std::vector<BoundingBox>());
+  Q_EMIT videoBoxesLoaded(path, QString());
+  if (tasksPanel_->runsOnOpen() && tasksPanel_->selectedTasks() != 0) runTasks();
 }
 
 std::optional<std::vector<BoundingBox>> MainWindow::videoBoxesFor(qint64 index) const {
@@ -137,9 +128,9 @@ void MainWindow::resetTracks() {
   selectTrack(-1);
 }
 
-void MainWindow::recordTracks(qint64 index) {
-  if (!result_ || !contains(tasksPanel_->selectedTasks(), Task::Pose)) return;
-  tracks_.record(index, result_->poses);
+void MainWindow::recordTracks(qint64 index, std::vector<PoseInstance>& poses) {
+  if (!contains(tasksPanel_->selectedTasks(), Task::Pose)) return;
+  tracks_.record(index, poses);
   if (selectedTrack_ >= 0) showSelectedTrack();
 }
 

@@ -1,6 +1,6 @@
 #include "media_browser.h"
 
-#include "thread_priority.h"
+#include "background_work.h"
 
 #include "sapiens/media/image_io.h"
 
@@ -68,31 +68,23 @@ void MediaBrowser::startThumbnails() {
   const quint64 generation = generation_;
   for (int row = 0; row < files_.size(); ++row) {
     const QString path = files_[row];
-    pool_.start([this, path, row, generation] {
-      runInBackgroundPriority();
-      if (generation != generation_) return;  // a newer folder was opened
-      QImage thumbnail;
-      QString error;
-      try {
-        const cv::Mat bgr = readImageThumbnailBgr(path.toStdString(), kThumbnailSize);
-        thumbnail = QImage(bgr.data, bgr.cols, bgr.rows, int(bgr.step), QImage::Format_BGR888).copy();
-      } catch (const std::exception& e) {
-        error = QString::fromStdString(e.what());
-      }
-      QMetaObject::invokeMethod(
-          this,
-          [this, row, generation, thumbnail, error] {
-            if (generation != generation_ || row >= count()) return;
-            QListWidgetItem* entry = item(row);
-            if (error.isEmpty()) {
-              entry->setIcon(QIcon(QPixmap::fromImage(thumbnail)));
-            } else {
-              entry->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
-              entry->setToolTip(error);
-            }
-          },
-          Qt::QueuedConnection);
-    });
+    runInBackground(
+        pool_, this,
+        [this, path, generation] {
+          if (generation != generation_) return QImage();  // a newer folder was opened
+          const cv::Mat bgr = readImageThumbnailBgr(path.toStdString(), kThumbnailSize);
+          return QImage(bgr.data, bgr.cols, bgr.rows, int(bgr.step), QImage::Format_BGR888).copy();
+        },
+        [this, row, generation](const QImage& thumbnail, const QString& error) {
+          if (generation != generation_ || row >= count()) return;
+          QListWidgetItem* entry = item(row);
+          if (error.isEmpty()) {
+            entry->setIcon(QIcon(QPixmap::fromImage(thumbnail)));
+          } else {
+            entry->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
+            entry->setToolTip(error);
+          }
+        });
   }
 }
 

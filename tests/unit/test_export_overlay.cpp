@@ -3,6 +3,8 @@
 
 #include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/overlay.h"
+#include "sapiens/export/pixel_description.h"
+#include "sapiens/export/seg_classes.h"
 #include "sapiens/export/track_colors.h"
 #include "test_support.h"
 
@@ -61,6 +63,7 @@ class TestExportOverlay : public QObject {
   void trackedPeopleHaveTheirTracksColourAndId();
   void sizesScaleWithThePicture();
   void refusesPosesTheLayoutDoesNotDescribe();
+  void aPixelIsDescribedByEveryResult();
 };
 
 void TestExportOverlay::keypointsAndLinksGetTheirColours() {
@@ -207,6 +210,32 @@ void TestExportOverlay::refusesPosesTheLayoutDoesNotDescribe() {
   cv::Mat gray(64, 64, CV_8UC1);
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                            sapiens::drawPoses(gray, {}, sapiens::keypoints308(), sapiens::PoseDrawStyle{}));
+}
+
+// The hover read-out: the part, the nearest keypoint shown at the threshold, the depth and the normal.
+void TestExportOverlay::aPixelIsDescribedByEveryResult() {
+  sapiens::FrameResult result;
+  result.width = 8;
+  result.height = 6;
+  result.segLabels = cv::Mat(6, 8, CV_8UC1, cv::Scalar(0));
+  result.segLabels.at<std::uint8_t>(2, 3) = 1;
+  result.pointmap = cv::Mat(6, 8, CV_32FC3, cv::Scalar(0.1f, 0.2f, 2.5f));
+  result.normal = cv::Mat(6, 8, CV_32FC3, cv::Scalar(0.0f, -0.6f, 0.8f));
+  sapiens::PoseInstance pose = lowScorePose();
+  pose.keypoints[0] = {6.5, 2.5};  // far, shown
+  pose.scores[0] = 0.9f;
+  pose.keypoints[1] = {3.5, 2.5};  // on the pixel, below the threshold
+  pose.scores[1] = 0.2f;
+  result.poses = {pose};
+  const auto& names = sapiens::keypoints308().names;
+  const std::vector<std::string> expected{sapiens::seg29().names[1], names[0] + " 0.90", "depth 2.50 m",
+                                          "normal 0.00 -0.60 0.80"};
+  QCOMPARE(sapiens::describePixel(result, 3, 2, 0.3), expected);
+  // Lower the threshold and the keypoint under the cursor is the nearest.
+  QCOMPARE(sapiens::describePixel(result, 3, 2, 0.1).at(1), names[1] + " 0.20");
+  QVERIFY(sapiens::describePixel(result, 8, 2, 0.3).empty());
+  QVERIFY(sapiens::describePixel(result, -1, 0, 0.3).empty());
+  QCOMPARE(sapiens::describePixel(result, 0, 0, 0.3).front(), sapiens::seg29().names[0]);
 }
 
 QTEST_APPLESS_MAIN(TestExportOverlay)

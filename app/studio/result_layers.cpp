@@ -1,0 +1,175 @@
+#include "result_layers.h"
+
+#include "background_work.h"
+#include "cloud_preview.h"
+
+#include "image_view.h"
+#include "point_cloud_view.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/export/map_png.h"
+#include "sapiens/export/pixel_description.h"
+#include "sapiens/export/point_cloud.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <QStringList>
+
+#include <memory>
+#include <utility>
+
+namespace sapiens::studio {
+namespace {
+
+// A dense map picture (BGR) as the view's BGRA colour map: opaque over the person when segmentation
+// ran (the official pictures paint the background a flat colour), everywhere otherwise.
+cv::Mat withForegroundAlpha(const cv::Mat& bgr, const cv::Mat& foreground) {
+  cv::Mat bgra;
+  cv::cvtColor(bgr, bgra, cv::COLOR_BGR2BGRA);
+  if (!foreground.empty()) {
+    cv::Mat alpha = foreground > 0;
+    const int fromTo[] = {0, 3};
+    cv::mixChannels(&alpha, 1, &bgra, 1, fromTo, 1);
+  }
+  return bgra;
+}
+
+// The picture of `layer` for the view's colour-map layer (empty when the task did not run).
+cv::Mat denseLayerImage(const FrameResult& result, DenseLayer layer) {
+  const cv::Mat foreground = result.has(Task::Seg) ? result.segLabels : cv::Mat();
+  switch (layer) {
+    case DenseLayer::None:
+      break;
+    case DenseLayer::Normal:
+      if (result.has(Task::Normal))
+        return withForegroundAlpha(normalMapImage(result.normal, foreground), foreground);
+      break;
+    case DenseLayer::Albedo:
+      if (result.has(Task::Albedo))
+        return withForegroundAlpha(albedoImage(result.albedo, foreground), foreground);
+      break;
+    case DenseLayer::Depth:
+      if (result.has(Task::Pointmap)) {
+        const auto range = foregroundDepthRange(result.pointmap, foreground);
+        return withForegroundAlpha(depthImage(result.pointmap, foreground, range), foreground);
+      }
+      break;
+  }
+  return {};
+}
+
+struct PreparedPoints {
+  std::shared_ptr<const widgets::PointCloudView::PreparedCloud> cloud;
+  std::size_t count = 0;
+};
+
+}  // namespace
+
+ResultLayers::ResultLayers(widgets::ImageView* view, widgets::PointCloudView* cloud, const TasksPanel* panel,
+                           QThreadPool* pool, QObject* parent)
+    : QObject(parent), view_(view), cloud_(cloud), panel_(panel), pool_(pool) {}
+
+void ResultLayers::clear(const cv::Mat& picture) {
+  picture_ = picture;
+  result_.reset();
+  ++generation_;
+  ++denseRequest_;  // a layer still being made belongs to the picture being left
+  denseLayer_ = DenseLayer::None;
+}
+
+void ResultLayers::setResult(FrameResult result) {
+  result_ = std::move(result);
+  changed();
+  if (result_->has(Task::Pointmap)) showPointCloud();
+}
+
+void ResultLayers::setPoses(std::vector<PoseInstance> poses, std::optional<double> inferenceMs) {
+  if (!result_) return;
+  result_->poses = std::move(poses);
+  if (inferenceMs) result_->inferenceMs[Task::Pose] = *inferenceMs;
+  changed();
+}
+
+void ResultLayers::changed() {
+  ++generation_;
+  apply();
+}
+
+void ResultLayers::apply() {
+  if (!result_) return;
+  const FrameResult& result = *result_;
+  // The view's copies of the mask and the poses change with the result, not with the drawing settings
+  // (a new mask is uploaded again; new poses drop the box selection).
+  if (drawnGeneration_ != generation_) {
+    drawnGeneration_ = generation_;
+    view_->setMaskLayer(result.has(Task::Seg) ? result.segLabels : cv::Mat());
+    view_->setPoses(result.poses);
+  }
+  view_->setMaskPalette(panel_->maskPalette());
+  view_->setMaskOpacity(panel_->maskOpacity());
+  view_->setMaskVisible(panel_->maskVisible());
+  showDenseLayer();
+  view_->setColorMapOpacity(panel_->denseOpacity());
+  view_->setKeypointThreshold(panel_->keypointThreshold());
+  view_->setPosesVisible(panel_->keypointsVisible());
+  view_->setBoxesVisible(panel_->boxesVisible());
+}
+
+void ResultLayers::showDenseLayer() {
+  const DenseLayer layer = panel_->denseLayer();
+  if (layer == denseLayer_ && denseGeneration_ == generation_) return;
+  denseLayer_ = layer;
+  denseGeneration_ = generation_;
+  const quint64 request = ++denseRequest_;
+  if (layer == DenseLayer::None) {
+    view_->setColorMapLayer(cv::Mat());
+    return;
+  }
+  // A full-size colour picture of a float map: made in the background, like the point cloud.
+  runInBackground(
+      *pool_, this, [layer, frame = *result_] { return denseLayerImage(frame, layer); },
+      [this, request](const cv::Mat& dense, const QString& error) {
+        if (request != denseRequest_) return;
+        if (!error.isEmpty()) {
+          logger().error("cannot draw the layer: {}", error.toStdString());
+          Q_EMIT problem(error);
+        }
+        view_->setColorMapLayer(dense);
+        Q_EMIT denseLayerShown();
+      });
+}
+
+void ResultLayers::showPointCloud() {
+  const quint64 request = ++cloudRequest_;
+  runInBackground(
+      *pool_, this,
+      [frame = *result_, image = picture_] {
+        const PointCloud cloud = previewCloud(buildPointCloud(frame, image), frame.width);
+        PreparedPoints points;
+        points.count = cloud.vertexCount();
+        points.cloud = widgets::PointCloudView::prepare(
+            cloud.positions.data(), cloud.colors.empty() ? nullptr : cloud.colors.data(), points.count);
+        return points;
+      },
+      [this, request](const PreparedPoints& points, const QString& error) {
+        if (request != cloudRequest_) return;
+        if (!error.isEmpty()) {
+          logger().error("cannot build the point cloud: {}", error.toStdString());
+          Q_EMIT problem(error);
+          return;
+        }
+        cloud_->setCloud(points.cloud);
+        Q_EMIT pointCloudShown(qulonglong(points.count));
+      });
+}
+
+QString ResultLayers::describe(const QPoint& pixel) const {
+  if (!result_) return {};
+  QStringList parts;
+  for (const std::string& part : describePixel(*result_, pixel.x(), pixel.y(), panel_->keypointThreshold()))
+    parts << QString::fromStdString(part);
+  return parts.join(QStringLiteral("   "));
+}
+
+}  // namespace sapiens::studio
