@@ -27,8 +27,7 @@
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/export/seg_classes.h"
 #include "sapiens/media/image_io.h"
-#include "sapiens/model/checkpoint_locator.h"
-#include "sapiens/model/demo_weights.h"
+#include "sapiens/model/task_checkpoints.h"
 #include "sapiens/pipeline/person_boxes.h"
 
 #include <vtkVersion.h>
@@ -74,11 +73,6 @@ const char* const kImageFilter = "Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff 
 const char* const kVideoFilter =
     "Videos (*.mp4 *.m4v *.mov *.mkv *.webm *.avi *.mpg *.mpeg *.ts *.mts *.wmv *.flv *.gif);;All files (*)";
 constexpr int kStatusMessageMs = 10000;
-
-struct DemoLookup {
-  std::vector<std::pair<Task, QString>> found;
-  QString error;  // the last task's that failed
-};
 
 // Anything that is neither a folder nor named like an image is opened as a video (FFmpeg says whether it
 // is one).
@@ -152,6 +146,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   timelineBar_->setVisible(false);  // a saved layout may have it shown; it appears with a video
   updateTitle();
   updateExportActions();
+  updateModelLabels();
   discoverCheckpoints();
 }
 
@@ -641,74 +636,58 @@ void MainWindow::createExportActions(QMenu* file) {
 }
 
 void MainWindow::discoverCheckpoints() {
-  const std::string root = paths::checkpointRoot();
-  std::vector<Task> missing;
+  CheckpointRequest request;
   for (Task task : headTasksInRunOrder()) {
     const auto known = inference_->models().find(task);
-    if (userChosenTasks_.count(task) || (known != inference_->models().end() && known->second.loaded))
-      continue;  // the user's choice stays
-    const CheckpointSearch search = findCheckpoint(root, task, "0.4b");
-    if (!search.found) {
-      missing.push_back(task);
-      continue;
-    }
-    logger().info("found the {} checkpoint {}", taskName(task), *search.found);
-    demoTasks_.erase(task);
-    inference_->setModelPath(task, QString::fromStdString(*search.found));
+    const bool loaded = known != inference_->models().end() && known->second.loaded;
+    // The user's choice stays; so does a loaded checkpoint, unless it is demo weights a found one replaces.
+    if (!userChosenTasks_.count(task) && (!loaded || demoTasks_.count(task))) request.tasks.push_back(task);
   }
-  updateModelLabels();
-  updateTitle();
-  if (missing.empty() || !demoFallbackAction_->isChecked()) return;
-
-  // Looked up (and generated the first time, about a second) off the GUI thread. A run asked for in the
-  // meantime (run on open) waits for it rather than failing for want of a model.
+  if (request.tasks.empty()) return;
+  request.demoFallback = demoFallbackAction_->isChecked();
+  // Looked up (demo weights are generated the first time, about a second) off the GUI thread. A run asked
+  // for in the meantime (run on open) waits for it rather than failing for want of a model.
   ++checkpointLookups_;
   runInBackground(
-      background_, this,
-      [missing] {
-        DemoLookup lookup;
-        for (Task task : missing) {
-          try {
-            lookup.found.emplace_back(task, QString::fromStdString(demo::findOrCreateDemoCheckpoint(task)));
-          } catch (const std::exception& e) {
-            lookup.error = QString::fromStdString(e.what());
-          }
+      background_, this, [request] { return resolveTaskCheckpoints(request); },
+      [this](const std::vector<TaskCheckpoint>& checkpoints, const QString& error) {
+        --checkpointLookups_;
+        if (!error.isEmpty()) logger().error("cannot look for checkpoints: {}", utf8(error));
+        useCheckpoints(checkpoints);
+        if (checkpointLookups_ == 0 && runAfterLookup_) {
+          runAfterLookup_ = false;
+          runTasks();
         }
-        return lookup;
-      },
-      [this](const DemoLookup& lookup, const QString&) { useDemoWeights(lookup.found, lookup.error); });
+      });
 }
 
-void MainWindow::useDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error) {
-  --checkpointLookups_;
-  applyDemoWeights(found, error);
-  if (checkpointLookups_ == 0 && runAfterLookup_) {
-    runAfterLookup_ = false;
-    runTasks();
-  }
-}
-
-void MainWindow::applyDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error) {
-  if (!error.isEmpty()) logger().error("no demo weights: {}", utf8(error));
-  if (!demoFallbackAction_->isChecked()) return;
-  QStringList tasks;
-  for (const auto& [task, path] : found) {
+void MainWindow::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints) {
+  QStringList demoTasks;
+  for (const TaskCheckpoint& checkpoint : checkpoints) {
+    const Task task = checkpoint.task;
     const auto known = inference_->models().find(task);
-    if (userChosenTasks_.count(task) ||
-        (known != inference_->models().end() && !known->second.path.isEmpty()))
-      continue;  // chosen or found in the meantime
-    inference_->setModelPath(task, path);
-    demoTasks_.insert(task);
-    tasks << taskLabel(task);
+    const QString current = known == inference_->models().end() ? QString() : known->second.path;
+    const QString path = QString::fromStdString(checkpoint.path);
+    if (userChosenTasks_.count(task)) continue;  // chosen in the meantime
+    if (checkpoint.source == CheckpointSource::Found) {
+      demoTasks_.erase(task);
+      if (path != current) inference_->setModelPath(task, path);
+    } else if (checkpoint.source == CheckpointSource::DemoWeights) {
+      if (!demoFallbackAction_->isChecked() || !current.isEmpty()) continue;  // off, or found meanwhile
+      inference_->setModelPath(task, path);
+      demoTasks_.insert(task);
+      demoTasks << taskLabel(task);
+    } else if (demoFallbackAction_->isChecked()) {
+      logger().error("no demo weights: {}", checkpoint.error);
+    }
   }
-  if (tasks.isEmpty()) return;
-  logger().warn("no checkpoint found for {} under {}: using {}", utf8(tasks.join(QStringLiteral(", "))),
-                paths::checkpointRoot(), demo::kNotice);
-  statusBar()->showMessage(
-      tr("No checkpoint for %1: running UNTRAINED demo weights (Models > Load Checkpoint "
-         "for real results)")
-          .arg(tasks.join(QStringLiteral(", "))),
-      kStatusMessageMs);
+  if (!demoTasks.isEmpty()) {
+    statusBar()->showMessage(
+        tr("No checkpoint for %1: running UNTRAINED demo weights (Models > Load Checkpoint "
+           "for real results)")
+            .arg(demoTasks.join(QStringLiteral(", "))),
+        kStatusMessageMs);
+  }
   updateModelLabels();
   updateTitle();
 }

@@ -13,6 +13,7 @@
 #include "tasks_panel.h"
 #include "theme.h"
 
+#include "sapiens/model/task_checkpoints.h"
 #include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/person_box_file.h"
 #include "sapiens/pipeline/video_tracks.h"
@@ -201,10 +202,9 @@ class MainWindow : public QMainWindow {
   void deletePersonBox(int index);
   void runPoseInBoxes(const std::vector<BoundingBox>& boxes);
   void discoverCheckpoints();
-  // Tasks with no checkpoint run on the untrained demo weights (Models menu), marked in the title.
-  // Ends a lookup started by discoverCheckpoints, then starts a run that waited for it.
-  void useDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error);
-  void applyDemoWeights(const std::vector<std::pair<Task, QString>>& found, const QString& error);
+  // The checkpoints a lookup found; tasks with none run on the untrained demo weights (Models menu),
+  // marked in the title.
+  void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints);
   void setDemoFallback(bool on);
   void chooseCheckpoint(Task task);
   void chooseExport(ExportKind kind);

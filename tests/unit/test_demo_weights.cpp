@@ -3,10 +3,12 @@
 
 #include "sapiens/common/build_info.h"
 #include "sapiens/model/architecture.h"
+#include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/demo_weights.h"
 #include "sapiens/model/model.h"
 #include "sapiens/model/parameter_layout.h"
 #include "sapiens/model/safetensors.h"
+#include "sapiens/model/task_checkpoints.h"
 #include "test_support.h"
 
 #include <QFile>
@@ -111,6 +113,36 @@ class TestDemoWeights : public QObject {
 
     demo::writeDemoCheckpoint(Task::Pose, demo::demoCheckpointPath(root, Task::Pose));
     QCOMPARE(demo::findOrCreateDemoCheckpoint(Task::Pose), demo::demoCheckpointPath(root, Task::Pose));
+  }
+
+  // The one order every front end uses: the user's file, else the official one found, else demo weights.
+  void eachTaskGetsTheExplicitThenTheFoundThenTheDemoCheckpoint() {
+    QTemporaryDir root;
+    const std::string found = officialCheckpointPath(root.path().toStdString(), "1b", Task::Seg);
+    std::filesystem::create_directories(std::filesystem::path(found).parent_path());
+    std::filesystem::copy_file(test::fixture("golden/seg/model.safetensors"), found);
+    CheckpointRequest request;
+    request.tasks = {Task::Normal, Task::Pose, Task::Seg};
+    request.explicitPaths[Task::Pose] = "/my/pose.safetensors";
+    request.root = root.path().toStdString();
+
+    std::vector<TaskCheckpoint> resolved = resolveTaskCheckpoints(request);
+    QCOMPARE(resolved.size(), std::size_t{3});
+    QVERIFY(resolved[0].task == Task::Seg && resolved[0].source == CheckpointSource::Found);
+    QCOMPARE(resolved[0].path, found);  // another official size than the preferred 0.4b
+    QVERIFY(resolved[1].task == Task::Pose && resolved[1].source == CheckpointSource::Explicit);
+    QCOMPARE(resolved[1].path, std::string("/my/pose.safetensors"));
+    QVERIFY(resolved[2].task == Task::Normal && resolved[2].source == CheckpointSource::None);
+    QVERIFY(resolved[2].path.empty());
+    QVERIFY2(QString::fromStdString(resolved[2].error)
+                 .contains(QStringLiteral("no normal checkpoint found under ") + root.path()),
+             resolved[2].error.c_str());
+
+    request.demoFallback = true;
+    resolved = resolveTaskCheckpoints(request);
+    QVERIFY(resolved[2].source == CheckpointSource::DemoWeights);
+    QVERIFY(demo::isCurrentDemoCheckpoint(resolved[2].path));
+    QVERIFY(resolved[0].source == CheckpointSource::Found);  // found files still win
   }
 
   void missingEverywhereIsGeneratedIntoTheLastFolder() {

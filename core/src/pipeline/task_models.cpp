@@ -1,11 +1,9 @@
 #include "sapiens/pipeline/task_models.h"
 
 #include "sapiens/common/log.h"
-#include "sapiens/common/paths.h"
 #include "sapiens/model/architecture.h"
-#include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/compute_options.h"
-#include "sapiens/model/demo_weights.h"
+#include "sapiens/model/task_checkpoints.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,49 +12,34 @@
 namespace sapiens {
 LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
   LoadedTaskModels out;
-  const std::string modelDir = request.modelDir.empty() ? paths::checkpointRoot() : request.modelDir;
+  CheckpointRequest checkpoints;
+  checkpoints.tasks = request.tasks;
+  checkpoints.explicitPaths = request.modelPaths;
+  checkpoints.root = request.modelDir;
+  checkpoints.size = request.size;
+  checkpoints.demoFallback = request.demoFallback;
   ModelOptions modelOptions;
   modelOptions.device = request.device;
   modelOptions.dtype = parseComputeDtypeChoice(request.dtype);
 
-  for (Task task : headTasksInRunOrder()) {
-    if (std::find(request.tasks.begin(), request.tasks.end(), task) == request.tasks.end()) continue;
-    std::string path;
-    if (auto it = request.modelPaths.find(task); it != request.modelPaths.end()) {
-      path = it->second;
-    } else {
-      CheckpointSearch search = findCheckpoint(modelDir, task, request.size);
-      const std::string notFound = "no " + std::string(taskName(task)) + " checkpoint found under " +
-                                   modelDir + " (looked for " + search.looked.front() +
-                                   " and other official sizes)";
-      if (search.found) {
-        path = *search.found;
-      } else if (request.demoFallback) {
-        try {
-          path = demo::findOrCreateDemoCheckpoint(task);
-        } catch (const std::exception& e) {
-          out.errors.push_back(notFound + "; " + e.what());
-          logger().error("{}", out.errors.back());
-          continue;
-        }
-        logger().warn("{}; using the UNTRAINED demo weights {}", notFound, path);
-      } else {
-        out.errors.push_back(notFound);
-        logger().error("{}", out.errors.back());
-        continue;
-      }
+  for (const TaskCheckpoint& checkpoint : resolveTaskCheckpoints(checkpoints)) {
+    const Task task = checkpoint.task;
+    if (checkpoint.source == CheckpointSource::None) {
+      out.errors.push_back(checkpoint.error);
+      logger().error("{}", out.errors.back());
+      continue;
     }
     try {
       ModelOptions o = modelOptions;
       o.expectedTask = task;
-      Model model = Model::load(path, o);
+      Model model = Model::load(checkpoint.path, o);
       InputSize size = request.inputSize ? *request.inputSize : defaultInputSize(model);
-      logger().info("{} model: {} ({}, {} on {}){}", taskName(task), path,
+      logger().info("{} model: {} ({}, {} on {}){}", taskName(task), checkpoint.path,
                     officialName(model.architecture()).value_or("custom architecture"),
                     computeDtypeName(model.dtype()), model.device().str(),
                     model.isDemoWeights() ? " - UNTRAINED demo weights" : "");
       if (model.isDemoWeights()) out.demoTasks.push_back(task);
-      out.models.push_back(LoadedTaskModel{task, path, std::move(model), size});
+      out.models.push_back(LoadedTaskModel{task, checkpoint.path, std::move(model), size});
     } catch (const std::exception& e) {
       out.errors.push_back(std::string(taskName(task)) + ": " + e.what());
       logger().error("{}", out.errors.back());

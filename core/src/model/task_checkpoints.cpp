@@ -1,0 +1,56 @@
+#include "sapiens/model/task_checkpoints.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/common/paths.h"
+#include "sapiens/model/checkpoint_locator.h"
+#include "sapiens/model/demo_weights.h"
+
+#include <algorithm>
+
+namespace sapiens {
+namespace {
+
+TaskCheckpoint resolveOne(Task task, const CheckpointRequest& request, const std::string& root) {
+  TaskCheckpoint entry;
+  entry.task = task;
+  if (auto it = request.explicitPaths.find(task); it != request.explicitPaths.end()) {
+    entry.source = CheckpointSource::Explicit;
+    entry.path = it->second;
+    return entry;
+  }
+  const CheckpointSearch search = findCheckpoint(root, task, request.size);
+  if (search.found) {
+    entry.source = CheckpointSource::Found;
+    entry.path = *search.found;
+    logger().info("found the {} checkpoint {}", taskName(task), entry.path);
+    return entry;
+  }
+  const std::string notFound = "no " + std::string(taskName(task)) + " checkpoint found under " + root +
+                               " (looked for " + search.looked.front() + " and other official sizes)";
+  if (!request.demoFallback) {
+    entry.error = notFound;
+    return entry;
+  }
+  try {
+    entry.path = demo::findOrCreateDemoCheckpoint(task);
+    entry.source = CheckpointSource::DemoWeights;
+    logger().warn("{}; using the UNTRAINED demo weights {}", notFound, entry.path);
+  } catch (const std::exception& e) {
+    entry.error = notFound + "; " + e.what();
+  }
+  return entry;
+}
+
+}  // namespace
+
+std::vector<TaskCheckpoint> resolveTaskCheckpoints(const CheckpointRequest& request) {
+  const std::string root = request.root.empty() ? paths::checkpointRoot() : request.root;
+  std::vector<TaskCheckpoint> out;
+  for (Task task : headTasksInRunOrder()) {
+    if (std::find(request.tasks.begin(), request.tasks.end(), task) != request.tasks.end())
+      out.push_back(resolveOne(task, request, root));
+  }
+  return out;
+}
+
+}  // namespace sapiens
