@@ -5,13 +5,14 @@
 #include "cloud_preview.h"
 #include "compute_devices.h"
 #include "compute_toolbar.h"
+#include "export_controller.h"
+#include "file_dialogs.h"
 #include "inference_session.h"
 #include "inference_worker.h"
 #include "media_browser.h"
 #include "model_browser.h"
 #include "result_layers.h"
 #include "tasks_panel.h"
-#include "video_export.h"
 
 #include "image_view.h"
 #include "log_panel.h"
@@ -69,9 +70,6 @@
 namespace sapiens::studio {
 namespace {
 
-const char* const kImageFilter = "Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.exr);;All files (*)";
-const char* const kVideoFilter =
-    "Videos (*.mp4 *.m4v *.mov *.mkv *.webm *.avi *.mpg *.mpeg *.ts *.mts *.wmv *.flv *.gif);;All files (*)";
 constexpr int kStatusMessageMs = 10000;
 
 // Anything that is neither a folder nor named like an image is opened as a video (FFmpeg says whether it
@@ -126,6 +124,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createInference();
   createDocks();
   createResultLayers();
+  player_ = new MediaPlayer(this);
+  createExports();
   createComputeToolBar();
   createActions();
   createFineTuningDock();
@@ -239,6 +239,22 @@ void MainWindow::createResultLayers() {
           [this](const QString& message) { statusBar()->showMessage(message, kStatusMessageMs); });
 }
 
+void MainWindow::createExports() {
+  ExportController::Sources sources;
+  sources.window = this;
+  sources.layers = layers_;
+  sources.tasks = tasksPanel_;
+  sources.inference = inference_;
+  sources.player = player_;
+  sources.pool = &background_;
+  sources.subject = [this] { return ExportSubject{currentFile_, currentFrame_, demoTasks_, videoBoxes_}; };
+  exports_ = new ExportController(std::move(sources), this);
+  connect(exports_, &ExportController::exportFinished, this, &MainWindow::exportFinished);
+  connect(exports_, &ExportController::videoExportFinished, this, &MainWindow::videoExportFinished);
+  connect(exports_, &ExportController::message, this,
+          [this](const QString& text, int timeoutMs) { statusBar()->showMessage(text, timeoutMs); });
+}
+
 void MainWindow::createActions() {
   auto makeAction = [this](QMenu* menu, const QString& name, const QString& text,
                            const QKeySequence& shortcut, auto slot) {
@@ -263,7 +279,7 @@ void MainWindow::createActions() {
   recentMenu_->setObjectName(QStringLiteral("recentMenu"));
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
   rebuildRecentMenu();
-  createExportActions(file);
+  exports_->addMenu(file);
   file->addSeparator();
   makeAction(file, QStringLiteral("actionQuit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); });
 
@@ -496,23 +512,18 @@ void MainWindow::rebuildRecentMenu() {
   connect(clear, &QAction::triggered, this, [this] { recent_.clear(); });
 }
 
-QString MainWindow::dialogDirectory() const {
-  const QString last = QSettings().value(QStringLiteral("lastDirectory")).toString();
-  return QFileInfo(last).isDir() ? last : QDir::homePath();
-}
-
 void MainWindow::chooseImages() {
   const QStringList files =
       QFileDialog::getOpenFileNames(this, tr("Open Image"), dialogDirectory(), tr(kImageFilter));
   if (files.isEmpty()) return;
-  QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(files.first()).absolutePath());
+  rememberDialogDirectory(files.first());
   openPaths(files);
 }
 
 void MainWindow::chooseFolder() {
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Open Folder"), dialogDirectory());
   if (folder.isEmpty()) return;
-  QSettings().setValue(QStringLiteral("lastDirectory"), folder);
+  rememberDialogDirectory(folder);
   openPaths({folder});
 }
 
@@ -617,22 +628,6 @@ void MainWindow::createModelActions() {
     models_->refresh();
     discoverCheckpoints();
   });
-}
-
-void MainWindow::createExportActions(QMenu* file) {
-  exportMenu_ = file->addMenu(tr("&Export"));
-  exportMenu_->setObjectName(QStringLiteral("exportMenu"));
-  for (const ExportKindInfo& info : exportKinds()) {
-    QAction* action = exportMenu_->addAction(tr(info.label));
-    action->setObjectName(QStringLiteral("actionExport_") + QLatin1String(info.id));
-    const ExportKind kind = info.kind;
-    connect(action, &QAction::triggered, this, [this, kind] { chooseExport(kind); });
-    exportActions_[kind] = action;
-  }
-  exportMenu_->addSeparator();
-  videoExportAction_ = exportMenu_->addAction(tr("Annotated &Video..."));
-  videoExportAction_->setObjectName(QStringLiteral("actionExport_video"));
-  connect(videoExportAction_, &QAction::triggered, this, &MainWindow::chooseVideoExport);
 }
 
 void MainWindow::discoverCheckpoints() {
@@ -833,13 +828,7 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
 }
 
 void MainWindow::updateExportActions() {
-  const bool videoFile = player_ && player_->isOpen() && !player_->info().live;
-  const FrameResult* result = currentResult();
-  exportMenu_->setEnabled(result || videoFile);
-  for (const auto& [kind, action] : exportActions_) {
-    action->setEnabled(result && result->has(exportKindInfo(kind).task));
-  }
-  videoExportAction_->setEnabled(videoFile && !videoExport_->isRunning());
+  exports_->updateActions();
 }
 
 void MainWindow::updateModelLabels() {
@@ -867,60 +856,8 @@ void MainWindow::updateModelLabels() {
   deviceLabel_->setText(where);
 }
 
-void MainWindow::chooseExport(ExportKind kind) {
-  if (!currentResult()) return;
-  const ExportKindInfo& info = exportKindInfo(kind);
-  const QFileInfo image(currentFile_);
-  QString base = image.completeBaseName();
-  if (currentKey_ != currentFile_)
-    base += QStringLiteral("_frame%1").arg(timeline_->position(), 6, 10, QLatin1Char('0'));
-  const QString suggested = QDir(dialogDirectory()).filePath(base + QString::fromLatin1(info.suffix));
-  // Non-native and window-modal (open(), not exec()): the GUI keeps running while it is up.
-  auto* dialog = new QFileDialog(this, tr("Export"), suggested, tr(info.filter));
-  dialog->setObjectName(QStringLiteral("exportDialog"));
-  dialog->setAcceptMode(QFileDialog::AcceptSave);
-  dialog->setOption(QFileDialog::DontUseNativeDialog);
-  dialog->setAttribute(Qt::WA_DeleteOnClose);
-  dialog->selectFile(suggested);
-  connect(dialog, &QFileDialog::fileSelected, this, [this, kind](const QString& path) {
-    QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(path).absolutePath());
-    exportResult(kind, path);
-  });
-  dialog->open();
-}
-
 void MainWindow::exportResult(ExportKind kind, const QString& path) {
-  if (!currentResult()) {
-    const QString error = tr("Nothing to export: run the tasks first");
-    statusBar()->showMessage(error, kStatusMessageMs);
-    Q_EMIT exportFinished(path, error);
-    return;
-  }
-  ExportRequest request;
-  request.kind = kind;
-  request.path = utf8(path);
-  request.frame = *currentResult();
-  request.imageBgr = layers_->picture();
-  request.imageName = utf8(QFileInfo(currentFile_).fileName());
-  request.keypointThreshold = float(tasksPanel_->keypointThreshold());
-  request.fromDemoWeights = demoTasks_.count(exportKindInfo(kind).task) > 0;
-  statusBar()->showMessage(tr("Writing %1...").arg(QFileInfo(path).fileName()));
-  runInBackground(
-      background_, this,
-      [request] {
-        writeExport(request);
-        return true;
-      },
-      [this, path](bool, const QString& error) {
-        if (error.isEmpty()) {
-          logger().info("exported {}", utf8(path));
-          statusBar()->showMessage(tr("Wrote %1").arg(path), kStatusMessageMs);
-        } else {
-          logger().error("export failed: {}", utf8(error));
-          statusBar()->showMessage(error, kStatusMessageMs);
-        }
-        Q_EMIT exportFinished(path, error);
-      });
+  exports_->exportResult(kind, path);
 }
 
 void MainWindow::showAbout() {
@@ -975,9 +912,6 @@ QString MainWindow::frameKey(const QString& source, qint64 index) {
 }
 
 void MainWindow::createPlayback(QMenu* file) {
-  player_ = new MediaPlayer(this);
-  videoExport_ = new VideoExport(this);
-  connect(videoExport_, &VideoExport::finished, this, &MainWindow::onVideoExportFinished);
   timeline_ = new widgets::Timeline;
   timeline_->setObjectName(QStringLiteral("timeline"));
   timeline_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
@@ -1051,82 +985,8 @@ void MainWindow::createPlayback(QMenu* file) {
   updatePlaybackActions();
 }
 
-void MainWindow::chooseVideoExport() {
-  const QString suggested =
-      QDir(dialogDirectory())
-          .filePath(QFileInfo(currentFile_).completeBaseName() + QStringLiteral(".annotated.mp4"));
-  auto* dialog = new QFileDialog(this, tr("Export Annotated Video"), suggested, tr(kVideoFilter));
-  dialog->setObjectName(QStringLiteral("videoExportDialog"));
-  dialog->setAcceptMode(QFileDialog::AcceptSave);
-  dialog->setOption(QFileDialog::DontUseNativeDialog);
-  dialog->setAttribute(Qt::WA_DeleteOnClose);
-  dialog->selectFile(suggested);
-  connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
-    QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(path).absolutePath());
-    exportAnnotatedVideo(path);
-  });
-  dialog->open();
-}
-
 void MainWindow::exportAnnotatedVideo(const QString& path) {
-  const auto refuse = [this, &path](const QString& error) {
-    statusBar()->showMessage(error, kStatusMessageMs);
-    Q_EMIT videoExportFinished(path, error);
-  };
-  if (!player_->isOpen() || player_->info().live) return refuse(tr("Open a video file first"));
-  VideoExportRequest request;
-  request.input = currentFile_;
-  request.output = path;
-  for (Task task : headTasksInRunOrder()) {
-    if (!contains(tasksPanel_->selectedTasks(), task)) continue;
-    const auto model = inference_->models().find(task);
-    if (model == inference_->models().end() || model->second.path.isEmpty())
-      return refuse(tr("No %1 model: load one (Models menu) or uncheck the task").arg(taskLabel(task)));
-    request.models[task] = model->second.path;
-  }
-  if (request.models.empty()) return refuse(tr("Check at least one task in the Tasks and Layers dock"));
-  request.device = inference_->device();
-  request.dtype = inference_->dtype();
-  if (inference_->inputScale() != 1.0)
-    request.inputSize = scaledInputSize(InputSize{}, inference_->inputScale());
-  request.keypointThreshold = float(tasksPanel_->keypointThreshold());
-  request.personBoxes = videoBoxes_;
-
-  auto* progress =
-      new QProgressDialog(tr("Writing %1...").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
-  progress->setObjectName(QStringLiteral("videoExportProgress"));
-  progress->setWindowModality(Qt::WindowModal);
-  progress->setMinimumDuration(0);
-  progress->setAttribute(Qt::WA_DeleteOnClose);
-  connect(progress, &QProgressDialog::canceled, videoExport_, &VideoExport::cancel);
-  connect(videoExport_, &VideoExport::progress, progress, [progress](qint64 done, qint64 total, double fps) {
-    if (total > 0) progress->setMaximum(int(total));
-    progress->setValue(int(done));
-    progress->setLabelText(total > 0
-                               ? tr("Frame %1 of %2, %3 frames/s").arg(done).arg(total).arg(fps, 0, 'f', 1)
-                               : tr("Frame %1, %2 frames/s").arg(done).arg(fps, 0, 'f', 1));
-  });
-  connect(videoExport_, &VideoExport::finished, progress, &QProgressDialog::close);
-  progress->show();
-  logger().info("writing the annotated video {}", utf8(path));
-  videoExport_->start(request);
-  updateExportActions();
-}
-
-void MainWindow::onVideoExportFinished(const QString& path, qint64 frames, const QString& error,
-                                       bool cancelled) {
-  QString message;
-  if (!error.isEmpty()) {
-    message = tr("Annotated video stopped after %1 frames: %2").arg(frames).arg(error);
-  } else if (cancelled) {
-    message = tr("Cancelled: the %1 frames done are in %2").arg(frames).arg(QFileInfo(path).fileName());
-  } else {
-    message = tr("Wrote %1 (%2 frames)").arg(QFileInfo(path).fileName()).arg(frames);
-  }
-  logger().info("{}", utf8(message));
-  statusBar()->showMessage(message, kStatusMessageMs);
-  updateExportActions();
-  Q_EMIT videoExportFinished(path, error);
+  exports_->exportAnnotatedVideo(path);
 }
 
 void MainWindow::updatePlaybackActions() {
@@ -1145,7 +1005,7 @@ void MainWindow::chooseVideo() {
   const QString file =
       QFileDialog::getOpenFileName(this, tr("Open Video"), dialogDirectory(), tr(kVideoFilter));
   if (file.isEmpty()) return;
-  QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(file).absolutePath());
+  rememberDialogDirectory(file);
   openPaths({file});
 }
 

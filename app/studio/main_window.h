@@ -49,7 +49,7 @@ namespace sapiens::studio {
 
 class ComputeToolBar;
 class InferenceSession;
-class VideoExport;
+class ExportController;
 class MediaBrowser;
 class ModelBrowser;
 class FineTunePanel;
@@ -165,7 +165,7 @@ class MainWindow : public QMainWindow {
   void createDocks();
   void createActions();
   void createModelActions();
-  void createExportActions(QMenu* file);
+  void createExports();
   void createInference();
   void createResultLayers();
   void createComputeToolBar();
@@ -194,8 +194,6 @@ class MainWindow : public QMainWindow {
   void releaseHeldFrame();
   void dropHeldFrame();
   void updatePlaybackActions();
-  void chooseVideoExport();
-  void onVideoExportFinished(const QString& path, qint64 frames, const QString& error, bool cancelled);
   // The playback figures in the status bar: frames per second, latency, frames dropped.
   void updateRateLabel(const MediaFrame& frame);
   void addPersonBox(const QRectF& imageRect);
@@ -207,7 +205,6 @@ class MainWindow : public QMainWindow {
   void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints);
   void setDemoFallback(bool on);
   void chooseCheckpoint(Task task);
-  void chooseExport(ExportKind kind);
   void onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs, bool fromCache);
   void updateExportActions();
   void updateModelLabels();
@@ -224,7 +221,6 @@ class MainWindow : public QMainWindow {
   void onImageLoaded(const QString& path, const cv::Mat& image);
   void onImageFailed(const QString& path, const QString& reason);
   void updateTitle();
-  QString dialogDirectory() const;
 
   widgets::ImageView* view_ = nullptr;
   widgets::LogPanel* logPanel_ = nullptr;
@@ -239,8 +235,6 @@ class MainWindow : public QMainWindow {
   QDockWidget* tasksDock_ = nullptr;
   widgets::PointCloudView* cloudView_ = nullptr;
   QDockWidget* cloudDock_ = nullptr;
-  QMenu* exportMenu_ = nullptr;
-  std::map<ExportKind, QAction*> exportActions_;
   QLabel* modelLabel_ = nullptr;
   QLabel* latencyLabel_ = nullptr;
   QLabel* readoutLabel_ = nullptr;
@@ -255,8 +249,7 @@ class MainWindow : public QMainWindow {
 
   ImageLoader loader_;
   MediaPlayer* player_ = nullptr;
-  VideoExport* videoExport_ = nullptr;
-  QAction* videoExportAction_ = nullptr;
+  ExportController* exports_ = nullptr;
   widgets::Timeline* timeline_ = nullptr;
   QToolBar* timelineBar_ = nullptr;
   std::vector<QAction*> playbackActions_;

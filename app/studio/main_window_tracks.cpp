@@ -4,6 +4,7 @@
 // frames they are seen in). Person boxes per frame can come from a file, as with `run --bbox-file`.
 
 #include "background_work.h"
+#include "file_dialogs.h"
 #include "inference_session.h"
 #include "main_window.h"
 
@@ -61,7 +62,7 @@ void MainWindow::chooseVideoBoxes() {
       QFileDialog::getOpenFileName(this, tr("Person Boxes for %1").arg(QFileInfo(currentFile_).fileName()),
                                    dialogDirectory(), tr("Person boxes (*.json);;All files (*)"));
   if (file.isEmpty()) return;
-  QSettings().setValue(QStringLiteral("lastDirectory"), QFileInfo(file).absolutePath());
+  rememberDialogDirectory(file);
   loadVideoBoxes(file);
 }
 

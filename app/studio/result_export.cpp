@@ -1,38 +1,39 @@
 #include "result_export.h"
 
-#include "sapiens/export/keypoint_metadata.h"
-#include "sapiens/export/keypoints_json.h"
-#include "sapiens/export/map_png.h"
-#include "sapiens/export/mask_png.h"
-#include "sapiens/export/npy.h"
-#include "sapiens/export/ply.h"
-#include "sapiens/export/point_cloud.h"
-#include "sapiens/model/demo_weights.h"
+#include "sapiens/export/exr.h"
 
 #include <stdexcept>
 
 namespace sapiens::studio {
 
 const std::vector<ExportKindInfo>& exportKinds() {
-  static const std::vector<ExportKindInfo> kinds = {
-      {ExportKind::Ply, Task::Pointmap, "ply", "Point Cloud (&PLY)...", ".ply", "PLY point cloud (*.ply)"},
-      {ExportKind::MaskPng, Task::Seg, "mask_png", "Part &Mask (PNG)...", ".seg.png",
-       "Class index PNG (*.png)"},
-      {ExportKind::KeypointsJson, Task::Pose, "keypoints_json", "&Keypoints (JSON)...", ".pose.json",
-       "Keypoints JSON (*.json)"},
-      {ExportKind::NormalPng, Task::Normal, "normal_png", "&Normals (PNG)...", ".normal.png",
-       "PNG image (*.png)"},
-      {ExportKind::NormalNpy, Task::Normal, "normal_npy", "Normals (NP&Y)...", ".normal.npy",
-       "NumPy array (*.npy)"},
-      {ExportKind::AlbedoPng, Task::Albedo, "albedo_png", "&Albedo (PNG)...", ".albedo.png",
-       "PNG image (*.png)"},
-      {ExportKind::AlbedoNpy, Task::Albedo, "albedo_npy", "Albedo (NPY)...", ".albedo.npy",
-       "NumPy array (*.npy)"},
-      {ExportKind::DepthPng, Task::Pointmap, "depth_png", "&Depth (PNG)...", ".depth.png",
-       "PNG image (*.png)"},
-      {ExportKind::PointmapNpy, Task::Pointmap, "pointmap_npy", "Pointmap (NPY)...", ".pointmap.npy",
-       "NumPy array (*.npy)"},
-  };
+  static const std::vector<ExportKindInfo> kinds = [] {
+    std::vector<ExportKindInfo> all = {
+        {ExportKind::Ply, ResultFile::Ply, "ply", "Point Cloud (&PLY)...", "PLY point cloud (*.ply)"},
+        {ExportKind::MaskPng, ResultFile::Seg, "mask_png", "Part &Mask (PNG)...", "Class index PNG (*.png)"},
+        {ExportKind::SegOverlayPng, ResultFile::SegOverlay, "seg_overlay_png", "Part Mask &Overlay (PNG)...",
+         "PNG image (*.png)"},
+        {ExportKind::KeypointsJson, ResultFile::Pose, "keypoints_json", "&Keypoints (JSON)...",
+         "Keypoints JSON (*.json)"},
+        {ExportKind::CocoKeypointsJson, ResultFile::PoseCoco, "coco_keypoints_json",
+         "Keypoints (&COCO JSON)...", "COCO keypoints JSON (*.json)"},
+        {ExportKind::PoseOverlayPng, ResultFile::PoseOverlay, "pose_overlay_png",
+         "&Skeleton Overlay (PNG)...", "PNG image (*.png)"},
+        {ExportKind::NormalPng, ResultFile::Normal, "normal_png", "&Normals (PNG)...", "PNG image (*.png)"},
+        {ExportKind::NormalNpy, ResultFile::NormalNpy, "normal_npy", "Normals (NP&Y)...",
+         "NumPy array (*.npy)"},
+        {ExportKind::AlbedoPng, ResultFile::Albedo, "albedo_png", "&Albedo (PNG)...", "PNG image (*.png)"},
+        {ExportKind::AlbedoNpy, ResultFile::AlbedoNpy, "albedo_npy", "Albedo (NPY)...",
+         "NumPy array (*.npy)"},
+        {ExportKind::DepthPng, ResultFile::Depth, "depth_png", "&Depth (PNG)...", "PNG image (*.png)"},
+        {ExportKind::PointmapNpy, ResultFile::PointmapNpy, "pointmap_npy", "Pointmap (NPY)...",
+         "NumPy array (*.npy)"},
+        {ExportKind::PointmapExr, ResultFile::PointmapExr, "pointmap_exr", "Pointmap (&EXR)...",
+         "OpenEXR image (*.exr)"},
+    };
+    if (!exrWritingSupported()) all.pop_back();
+    return all;
+  }();
   return kinds;
 }
 
@@ -40,56 +41,19 @@ const ExportKindInfo& exportKindInfo(ExportKind kind) {
   for (const ExportKindInfo& info : exportKinds()) {
     if (info.kind == kind) return info;
   }
-  throw std::invalid_argument("unknown export kind");
+  throw std::invalid_argument("this build cannot export that kind of file");
+}
+
+Task exportTask(ExportKind kind) {
+  return resultFileInfo(exportKindInfo(kind).file).task;
 }
 
 void writeExport(const ExportRequest& request) {
-  const FrameResult& frame = request.frame;
-  const ExportKindInfo& info = exportKindInfo(request.kind);
-  if (!frame.has(info.task)) {
-    throw std::invalid_argument("cannot write " + request.path + ": there is no " +
-                                std::string(taskName(info.task)) + " result for this image");
-  }
-  const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
-  const std::string note = request.fromDemoWeights ? demo::kNotice : "";
-  switch (request.kind) {
-    case ExportKind::Ply:
-      writePly(request.path, buildPointCloud(frame, request.imageBgr), PlyEncoding::BinaryLittleEndian, note);
-      break;
-    case ExportKind::MaskPng:
-      writeLabelPng(request.path, frame.segLabels, note);
-      break;
-    case ExportKind::KeypointsJson: {
-      KeypointPredictions predictions;
-      predictions.imageHeight = frame.height;
-      predictions.imageWidth = frame.width;
-      predictions.numKeypoints =
-          frame.poses.empty() ? int(keypoints308().size()) : int(frame.poses.front().keypoints.size());
-      predictions.keypointThreshold = request.keypointThreshold;
-      predictions.frames.push_back({request.imageName, frame.poses});
-      predictions.note = note;
-      writeKeypointsJson(request.path, predictions);
-      break;
-    }
-    case ExportKind::NormalPng:
-      writeNormalPng(request.path, frame.normal, foreground, note);
-      break;
-    case ExportKind::NormalNpy:
-      writeNpy(request.path, frame.normal);
-      break;
-    case ExportKind::AlbedoPng:
-      writeAlbedoPng(request.path, frame.albedo, foreground, note);
-      break;
-    case ExportKind::AlbedoNpy:
-      writeNpy(request.path, frame.albedo);
-      break;
-    case ExportKind::DepthPng:
-      writeDepthPng(request.path, frame.pointmap, foreground, std::nullopt, note);
-      break;
-    case ExportKind::PointmapNpy:
-      writeNpy(request.path, frame.pointmap);
-      break;
-  }
+  FrameExportOptions options;
+  options.keypointThreshold = request.keypointThreshold;
+  if (request.fromDemoWeights) options.demoTasks.push_back(exportTask(request.kind));
+  writeResultFile(exportKindInfo(request.kind).file, request.path, request.frame, request.imageBgr,
+                  request.imageName, options);
 }
 
 }  // namespace sapiens::studio

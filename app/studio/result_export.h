@@ -1,8 +1,9 @@
 #pragma once
 // File > Export: each kind of file the studio writes from the current image's results, through the
-// core exporters (the same files `sapiens-cli run` writes).
+// core's writer of each file (the same files `sapiens-cli run` writes).
 
 #include "sapiens/model/task.h"
+#include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
@@ -17,26 +18,32 @@ namespace sapiens::studio {
 enum class ExportKind {
   Ply,
   MaskPng,
+  SegOverlayPng,
   KeypointsJson,
+  CocoKeypointsJson,
+  PoseOverlayPng,
   NormalPng,
   NormalNpy,
   AlbedoPng,
   AlbedoNpy,
   DepthPng,
-  PointmapNpy
+  PointmapNpy,
+  PointmapExr,
 };
 
 struct ExportKindInfo {
   ExportKind kind;
-  Task task;           ///< the result it needs
-  const char* id;      ///< object-name suffix and file suffix stem: "ply", "mask_png", ...
+  ResultFile file;     ///< what core writes: its task and file suffix
+  const char* id;      ///< object-name suffix: "ply", "mask_png", ...
   const char* label;   ///< menu text
-  const char* suffix;  ///< appended to the image's base name: ".ply", ".seg.png", ...
   const char* filter;  ///< file-dialog filter
 };
 
+/// The kinds File > Export offers (EXR only where this build writes it).
 const std::vector<ExportKindInfo>& exportKinds();
 const ExportKindInfo& exportKindInfo(ExportKind kind);
+/// The task whose result `kind` is made from.
+Task exportTask(ExportKind kind);
 
 struct ExportRequest {
   ExportKind kind = ExportKind::Ply;
@@ -48,8 +55,8 @@ struct ExportRequest {
   bool fromDemoWeights = false;  ///< the task's model was untrained demo weights: the file says so
 };
 
-/// Writes the file. Throws (ExportError, IoError, std::invalid_argument) naming the file when the frame
-/// lacks the result or the file cannot be written.
+/// Writes the file through core's writeResultFile. Throws (ExportError, IoError) naming the file when the
+/// frame lacks the result or the file cannot be written.
 void writeExport(const ExportRequest& request);
 
 }  // namespace sapiens::studio

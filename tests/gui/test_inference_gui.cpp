@@ -19,6 +19,7 @@
 #include "sapiens/common/log.h"
 #include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/point_cloud.h"
+#include "sapiens/pipeline/frame_export.h"
 
 #include <opencv2/core.hpp>
 
@@ -32,6 +33,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QSettings>
@@ -343,6 +345,33 @@ class TestInferenceGui : public QObject {
     window.exportResult(sapiens::studio::ExportKind::MaskPng, maskPath);
     QVERIFY(exported.wait(kTimeoutMs));
     QVERIFY(QFile::exists(maskPath));
+
+    // What `sapiens-cli run` writes too: the same writer, so the same bytes for the same result.
+    sapiens::FrameExportOptions cliOptions;
+    cliOptions.keypointThreshold = float(panel->keypointThreshold());
+    const std::map<std::string, std::string> cliFiles = sapiens::exportFrame(
+        *result, view->image(), out.filePath(QStringLiteral("cli/astronaut")).toStdString(),
+        QFileInfo(window.currentFile()).fileName().toStdString(), cliOptions);
+    const std::pair<sapiens::studio::ExportKind, const char*> kinds[] = {
+        {sapiens::studio::ExportKind::SegOverlayPng, "seg_overlay"},
+        {sapiens::studio::ExportKind::CocoKeypointsJson, "pose_coco"},
+        {sapiens::studio::ExportKind::PoseOverlayPng, "pose_overlay"}};
+    for (const auto& [kind, cliKind] : kinds) {
+      QVERIFY(window
+                  .findChild<QAction*>(QStringLiteral("actionExport_") +
+                                       QLatin1String(sapiens::studio::exportKindInfo(kind).id))
+                  ->isEnabled());
+      const sapiens::ResultFile file = sapiens::studio::exportKindInfo(kind).file;
+      const QString path = out.filePath(QStringLiteral("astronaut") +
+                                        QString::fromLatin1(sapiens::resultFileInfo(file).suffix));
+      exported.clear();
+      window.exportResult(kind, path);
+      QVERIFY(exported.wait(kTimeoutMs));
+      QVERIFY2(exported.at(0).at(1).toString().isEmpty(), qPrintable(exported.at(0).at(1).toString()));
+      QFile studioFile(path), cliFile(QString::fromStdString(cliFiles.at(cliKind)));
+      QVERIFY(studioFile.open(QIODevice::ReadOnly) && cliFile.open(QIODevice::ReadOnly));
+      QVERIFY2(studioFile.readAll() == cliFile.readAll(), cliKind);
+    }
   }
 
   void reportsBadCheckpointsAndKeepsWorking() {

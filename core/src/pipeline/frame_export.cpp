@@ -29,63 +29,98 @@ bool drawableInPlace(const cv::Mat& picture) {
   return picture.u != nullptr && picture.u->refcount == 1;
 }
 
-// `drawOnPicture`: the pose overlay may be drawn on bgr itself (it is written last).
+std::string noteFor(Task task, const FrameExportOptions& options) {
+  const bool demo =
+      std::find(options.demoTasks.begin(), options.demoTasks.end(), task) != options.demoTasks.end();
+  return demo ? std::string(demo::kNotice) : std::string();
+}
+
+KeypointPredictions keypointPredictions(const FrameResult& frame, const std::string& imageName,
+                                        const FrameExportOptions& options) {
+  KeypointPredictions predictions;
+  predictions.imageHeight = frame.height;
+  predictions.imageWidth = frame.width;
+  // A fine-tuned head may have its own keypoints.
+  predictions.numKeypoints = frame.poses.empty() ? static_cast<int>(keypoints308().size())
+                                                 : static_cast<int>(frame.poses.front().keypoints.size());
+  predictions.keypointThreshold = options.keypointThreshold;
+  predictions.frames.push_back({imageName, frame.poses});
+  predictions.note = noteFor(Task::Pose, options);
+  return predictions;
+}
+
+// `drawOnPicture`: the pose overlay may be drawn on bgr itself.
+void writeOne(ResultFile file, const std::string& path, const FrameResult& frame, const cv::Mat& bgr,
+              bool drawOnPicture, const std::string& imageName, const FrameExportOptions& options) {
+  const ResultFileInfo& info = resultFileInfo(file);
+  if (!frame.has(info.task))
+    throw ExportError(path, fmt::format("there is no {} result to write", taskName(info.task)));
+  const std::string note = noteFor(info.task, options);
+  const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
+  switch (file) {
+    case ResultFile::Seg:
+      return writeLabelPng(path, frame.segLabels, note);
+    case ResultFile::SegOverlay:
+      return writeSegmentationOverlay(path, bgr, frame.segLabels, seg29(), note);
+    case ResultFile::Pose:
+      return writeKeypointsJson(path, keypointPredictions(frame, imageName, options));
+    case ResultFile::PoseCoco:
+      return writeCocoKeypoints(path, keypointPredictions(frame, imageName, options), keypoints308());
+    case ResultFile::Normal:
+      return writeNormalPng(path, frame.normal, foreground, note);
+    case ResultFile::NormalNpy:
+      return writeNpy(path, frame.normal);
+    case ResultFile::Albedo:
+      return writeAlbedoPng(path, frame.albedo, foreground, note);
+    case ResultFile::AlbedoNpy:
+      return writeNpy(path, frame.albedo);
+    case ResultFile::PointmapNpy:
+      return writeNpy(path, frame.pointmap);
+    case ResultFile::Depth:
+      return writeDepthPng(path, frame.pointmap, foreground, options.depthRange, note);
+    case ResultFile::PointmapExr:
+      return writeExr(path, frame.pointmap);
+    case ResultFile::Ply: {
+      PointCloudOptions cloudOptions;
+      cloudOptions.withFaces = options.plyFaces;
+      return writePly(path, buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding, note);
+    }
+    case ResultFile::PoseOverlay: {
+      cv::Mat overlay = drawOnPicture && drawableInPlace(bgr) ? bgr : bgr.clone();
+      drawPoses(overlay, frame.poses, keypoints308(),
+                poseDrawStyleFor(overlay.size(), options.keypointThreshold));
+      return writeImageFile(path, overlay, {}, note);
+    }
+  }
+}
+
+// Whether exportFrame writes `file` for `frame` with `options`.
+bool exported(const ResultFileInfo& info, const FrameResult& frame, const FrameExportOptions& options) {
+  if (!frame.has(info.task)) return false;
+  switch (info.file) {
+    case ResultFile::SegOverlay:
+      return options.overlays;
+    case ResultFile::Pose:
+    case ResultFile::PoseCoco:
+      return options.poseFiles;
+    case ResultFile::PoseOverlay:
+      return options.poseFiles && options.overlays;
+    case ResultFile::PointmapExr:
+      return exrWritingSupported();
+    default:
+      return true;
+  }
+}
+
 void writeFrameFiles(const FrameResult& frame, const cv::Mat& bgr, bool drawOnPicture,
                      const std::string& stem, const std::string& imageName, const FrameExportOptions& options,
                      std::map<std::string, std::string>& outputs) {
   fs::create_directories(fs::path(stem).parent_path());
-  auto out = [&](const std::string& kind, const std::string& suffix) {
-    std::string path = stem + suffix;
-    outputs[kind] = path;
-    return path;
-  };
-  auto note = [&](Task task) {
-    const bool demo =
-        std::find(options.demoTasks.begin(), options.demoTasks.end(), task) != options.demoTasks.end();
-    return demo ? std::string(demo::kNotice) : std::string();
-  };
-  if (frame.has(Task::Seg)) {
-    writeLabelPng(out("seg", ".seg.png"), frame.segLabels, note(Task::Seg));
-    if (options.overlays)
-      writeSegmentationOverlay(out("seg_overlay", ".seg_overlay.png"), bgr, frame.segLabels, seg29(),
-                               note(Task::Seg));
-  }
-  if (frame.has(Task::Pose) && options.poseFiles) {
-    KeypointPredictions predictions;
-    predictions.imageHeight = frame.height;
-    predictions.imageWidth = frame.width;
-    predictions.numKeypoints = static_cast<int>(keypoints308().size());
-    predictions.keypointThreshold = options.keypointThreshold;
-    predictions.frames.push_back({imageName, frame.poses});
-    predictions.note = note(Task::Pose);
-    writeKeypointsJson(out("pose", ".pose.json"), predictions);
-    writeCocoKeypoints(out("pose_coco", ".pose.coco.json"), predictions, keypoints308());
-  }
-  const cv::Mat foreground = frame.has(Task::Seg) ? frame.segLabels : cv::Mat();
-  if (frame.has(Task::Normal)) {
-    writeNormalPng(out("normal", ".normal.png"), frame.normal, foreground, note(Task::Normal));
-    writeNpy(out("normal_npy", ".normal.npy"), frame.normal);
-  }
-  if (frame.has(Task::Albedo)) {
-    writeAlbedoPng(out("albedo", ".albedo.png"), frame.albedo, foreground, note(Task::Albedo));
-    writeNpy(out("albedo_npy", ".albedo.npy"), frame.albedo);
-  }
-  if (frame.has(Task::Pointmap)) {
-    writeNpy(out("pointmap_npy", ".pointmap.npy"), frame.pointmap);
-    writeDepthPng(out("depth", ".depth.png"), frame.pointmap, foreground, options.depthRange,
-                  note(Task::Pointmap));
-    if (exrWritingSupported()) writeExr(out("pointmap_exr", ".pointmap.exr"), frame.pointmap);
-    PointCloudOptions cloudOptions;
-    cloudOptions.withFaces = options.plyFaces;
-    writePly(out("ply", ".ply"), buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding,
-             note(Task::Pointmap));
-  }
-  if (frame.has(Task::Pose) && options.poseFiles && options.overlays) {
-    // Last: it may draw on the picture itself, which nothing above reads after it.
-    cv::Mat overlay = drawOnPicture && drawableInPlace(bgr) ? bgr : bgr.clone();
-    drawPoses(overlay, frame.poses, keypoints308(),
-              poseDrawStyleFor(overlay.size(), options.keypointThreshold));
-    writeImageFile(out("pose_overlay", ".pose_overlay.png"), overlay, {}, note(Task::Pose));
+  for (const ResultFileInfo& info : resultFiles()) {
+    if (!exported(info, frame, options)) continue;
+    const std::string path = stem + info.suffix;
+    outputs[info.kind] = path;
+    writeOne(info.file, path, frame, bgr, drawOnPicture, imageName, options);
   }
 }
 
@@ -115,6 +150,34 @@ std::map<std::string, std::string> exportFrameFiles(const FrameResult& frame, co
 }
 
 }  // namespace
+
+const std::vector<ResultFileInfo>& resultFiles() {
+  static const std::vector<ResultFileInfo> files = {
+      {ResultFile::Seg, Task::Seg, "seg", ".seg.png"},
+      {ResultFile::SegOverlay, Task::Seg, "seg_overlay", ".seg_overlay.png"},
+      {ResultFile::Pose, Task::Pose, "pose", ".pose.json"},
+      {ResultFile::PoseCoco, Task::Pose, "pose_coco", ".pose.coco.json"},
+      {ResultFile::Normal, Task::Normal, "normal", ".normal.png"},
+      {ResultFile::NormalNpy, Task::Normal, "normal_npy", ".normal.npy"},
+      {ResultFile::Albedo, Task::Albedo, "albedo", ".albedo.png"},
+      {ResultFile::AlbedoNpy, Task::Albedo, "albedo_npy", ".albedo.npy"},
+      {ResultFile::PointmapNpy, Task::Pointmap, "pointmap_npy", ".pointmap.npy"},
+      {ResultFile::Depth, Task::Pointmap, "depth", ".depth.png"},
+      {ResultFile::PointmapExr, Task::Pointmap, "pointmap_exr", ".pointmap.exr"},
+      {ResultFile::Ply, Task::Pointmap, "ply", ".ply"},
+      {ResultFile::PoseOverlay, Task::Pose, "pose_overlay", ".pose_overlay.png"},
+  };
+  return files;
+}
+
+const ResultFileInfo& resultFileInfo(ResultFile file) {
+  return resultFiles().at(static_cast<std::size_t>(file));
+}
+
+void writeResultFile(ResultFile file, const std::string& path, const FrameResult& frame, const cv::Mat& bgr,
+                     const std::string& imageName, const FrameExportOptions& options) {
+  writeOne(file, path, frame, bgr, false, imageName, options);
+}
 
 std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
                                                const std::string& stem, const std::string& imageName,

@@ -28,6 +28,41 @@ struct FrameExportOptions {
   std::vector<Task> demoTasks;
 };
 
+/// One kind of file made from a picture's results, in the order exportFrame writes them (the pose
+/// overlay last: it may draw on the picture itself).
+enum class ResultFile {
+  Seg,          ///< class index PNG
+  SegOverlay,   ///< the part mask blended over the picture
+  Pose,         ///< the official keypoints JSON
+  PoseCoco,     ///< COCO keypoints JSON
+  Normal,       ///< normal map PNG
+  NormalNpy,    ///< float32 unit normals
+  Albedo,       ///< albedo PNG
+  AlbedoNpy,    ///< float32 albedo
+  PointmapNpy,  ///< float32 metric pointmap
+  Depth,        ///< depth PNG (turbo colour map)
+  PointmapExr,  ///< float32 metric pointmap (where this build writes EXR)
+  Ply,          ///< binary point cloud (faces with plyFaces)
+  PoseOverlay,  ///< skeletons and boxes drawn over the picture
+};
+
+struct ResultFileInfo {
+  ResultFile file;
+  Task task;           ///< the result it is made from
+  const char* kind;    ///< its key in exportFrame's map and the manifests: "seg", "pose_coco", ...
+  const char* suffix;  ///< after the stem: ".seg.png", ".pose.coco.json", ...
+};
+
+/// Every kind, in writing order.
+const std::vector<ResultFileInfo>& resultFiles();
+const ResultFileInfo& resultFileInfo(ResultFile file);
+
+/// Writes one file (atomically; its folder must exist). `imageName` goes into the keypoint files;
+/// options.demoTasks marks the file. Throws ExportError naming `path` when `frame` has no result of the
+/// file's task, or what the writer throws.
+void writeResultFile(ResultFile file, const std::string& path, const FrameResult& frame, const cv::Mat& bgr,
+                     const std::string& imageName, const FrameExportOptions& options);
+
 /// Writes the files (atomically, folders created) and returns them by kind: "seg", "seg_overlay", "pose",
 /// "pose_coco", "pose_overlay", "normal", "normal_npy", "albedo", "albedo_npy", "pointmap_npy",
 /// "pointmap_exr", "depth", "ply". `imageName` goes into the keypoint files. Throws on a write error.
