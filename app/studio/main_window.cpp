@@ -10,6 +10,7 @@
 #include "inference_session.h"
 #include "inference_worker.h"
 #include "media_browser.h"
+#include "playback_controller.h"
 #include "model_browser.h"
 #include "result_layers.h"
 #include "tasks_panel.h"
@@ -124,7 +125,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createInference();
   createDocks();
   createResultLayers();
-  player_ = new MediaPlayer(this);
+  createPlayback();
   createExports();
   createComputeToolBar();
   createActions();
@@ -143,7 +144,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           [](double fraction) { QSettings().setValue(QStringLiteral("view/splitPosition"), fraction); });
 
   restoreSettings();
-  timelineBar_->setVisible(false);  // a saved layout may have it shown; it appears with a video
+  playback_->timelineBar()->setVisible(false);  // a saved layout may have it shown; it appears with a video
   updateTitle();
   updateExportActions();
   updateModelLabels();
@@ -162,11 +163,8 @@ void MainWindow::createInference() {
     statusBar()->showMessage(tr("Running on %1...").arg(QFileInfo(path).fileName()));
   });
   connect(inference_, &InferenceSession::runFailed, this, [this](const QString& path, const QString& reason) {
-    if (heldFrame_ && path == heldKey_) {
-      // One message, not one per frame: the rest of this playback goes without tasks.
-      playbackTasksOff_ = true;
-      releaseHeldFrame();
-    }
+    // One message, not one per frame: the rest of this playback goes without tasks.
+    playback_->resultsArrived(path, true);
     if (path != currentKey_) return;
     poseEditPending_ = false;
     statusBar()->showMessage(reason, kStatusMessageMs);
@@ -329,7 +327,7 @@ void MainWindow::createActions() {
     themeGroup_->addAction(action);
   }
 
-  createPlayback(file);
+  playback_->createActions(file, recentMenu_->menuAction());
   createTracking(file);
   createModelActions();
 
@@ -425,12 +423,7 @@ void MainWindow::createStatusBar() {
   statusBar()->addPermanentWidget(zoomLabel_);
   statusBar()->addPermanentWidget(modelLabel_);
   statusBar()->addPermanentWidget(latencyLabel_);
-  rateLabel_ = new QLabel;
-  rateLabel_->setObjectName(QStringLiteral("rateLabel"));
-  rateLabel_->setToolTip(
-      tr("During playback: frames shown per second, the time from reading a frame to "
-         "showing it with its results, and for cameras the frames dropped"));
-  statusBar()->addPermanentWidget(rateLabel_);
+  statusBar()->addPermanentWidget(playback_->rateLabel());
   statusBar()->addPermanentWidget(deviceLabel_);
 
   connect(view_, &widgets::ImageView::zoomChanged, this,
@@ -735,7 +728,7 @@ void MainWindow::runTasks() {
     return;
   }
   poseEditPending_ = false;
-  dropHeldFrame();  // this request supersedes the held frame's
+  playback_->dropHeldFrame();  // this request supersedes the held frame's
   inference_->request(currentKey_, view_->image(), tasks, userBoxes_);
 }
 
@@ -783,13 +776,13 @@ void MainWindow::runPoseInBoxes(const std::vector<BoundingBox>& boxes) {
   poseEditPending_ = true;
   statusBar()->showMessage(boxes.size() == 1 ? tr("Running pose in 1 person box...")
                                              : tr("Running pose in %1 person boxes...").arg(boxes.size()));
-  dropHeldFrame();
+  playback_->dropHeldFrame();
   inference_->request(currentKey_, view_->image(), taskBit(Task::Pose), userBoxes_);
 }
 
 void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs,
                           bool fromCache) {
-  if (heldFrame_ && path == heldKey_) releaseHeldFrame();
+  playback_->resultsArrived(path, false);
   if (path != currentKey_) return;
   if (poseEditPending_ && tasks == taskBit(Task::Pose) && currentResult()) {
     // A re-run in the user's boxes replaces the poses only.
@@ -907,98 +900,40 @@ void MainWindow::dropEvent(QDropEvent* event) {
 
 // Video and camera playback
 
-QString MainWindow::frameKey(const QString& source, qint64 index) {
-  return source + QStringLiteral("#frame") + QString::number(index);
-}
-
-void MainWindow::createPlayback(QMenu* file) {
-  timeline_ = new widgets::Timeline;
-  timeline_->setObjectName(QStringLiteral("timeline"));
-  timeline_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-  timelineBar_ = new QToolBar(tr("Timeline"), this);
-  timelineBar_->setObjectName(QStringLiteral("timelineBar"));
-  timelineBar_->setMovable(false);
-  timelineBar_->addWidget(timeline_);
-  addToolBar(Qt::BottomToolBarArea, timelineBar_);
-
-  QAction* close = new QAction(tr("C&lose Video or Camera"), this);
-  close->setObjectName(QStringLiteral("actionCloseMedia"));
-  close->setShortcut(QKeySequence(tr("Ctrl+Shift+W")));
-  connect(close, &QAction::triggered, this, &MainWindow::closeMedia);
-  file->insertAction(recentMenu_->menuAction(), close);
-  playbackActions_.push_back(close);
-
-  QMenu* playback = menuBar()->addMenu(tr("&Playback"));
-  playback->setObjectName(QStringLiteral("playbackMenu"));
-  const auto add = [this, playback](const char* name, const QString& text, const QKeySequence& keys,
-                                    auto slot) {
-    QAction* action = playback->addAction(text);
-    action->setObjectName(QLatin1String(name));
-    action->setShortcut(keys);
-    connect(action, &QAction::triggered, this, slot);
-    playbackActions_.push_back(action);
-    return action;
-  };
-  add("actionPlayPause", tr("&Play / Pause"), QKeySequence(Qt::Key_Space),
-      [this] { player_->togglePlaying(); });
-  add("actionNextFrame", tr("&Next Frame"), QKeySequence(Qt::Key_Period), [this] { player_->step(1); });
-  add("actionPreviousFrame", tr("P&revious Frame"), QKeySequence(Qt::Key_Comma),
-      [this] { player_->step(-1); });
-  add("actionFirstFrame", tr("&First Frame"), QKeySequence(Qt::Key_Home), [this] {
-    player_->pause();
-    player_->seek(0);
-  });
-  add("actionLastFrame", tr("&Last Frame"), QKeySequence(Qt::Key_End), [this] {
-    player_->pause();
-    player_->seek(std::max<qint64>(0, player_->info().frameCount - 1));
-  });
-  QAction* loop =
-      add("actionLoop", tr("L&oop"), QKeySequence(Qt::Key_L), [this](bool on) { timeline_->setLooping(on); });
-  loop->setCheckable(true);
-
-  const bool looping = QSettings().value(QStringLiteral("playback/loop"), false).toBool();
-  player_->setLooping(looping);
-  timeline_->setLooping(looping);
-  loop->setChecked(looping);
-
-  connect(player_, &MediaPlayer::opened, this, &MainWindow::onMediaOpened);
-  connect(player_, &MediaPlayer::frameReady, this, &MainWindow::onMediaFrame);
-  connect(player_, &MediaPlayer::failed, this, &MainWindow::onMediaFailed);
-  connect(player_, &MediaPlayer::playingChanged, this, [this](bool playing) {
-    timeline_->setPlaying(playing);
-    if (playing) {
-      playbackTasksOff_ = false;
-      lastFrameAt_ = {};
-    }
-  });
-  connect(player_, &MediaPlayer::ended, this, [this] {
-    statusBar()->showMessage(tr("End of %1").arg(QFileInfo(player_->name()).fileName()), kStatusMessageMs);
-  });
-  connect(timeline_, &widgets::Timeline::seekRequested, player_, &MediaPlayer::seek);
-  connect(timeline_, &widgets::Timeline::playPauseRequested, player_, &MediaPlayer::togglePlaying);
-  connect(timeline_, &widgets::Timeline::stepRequested, player_, &MediaPlayer::step);
-  connect(timeline_, &widgets::Timeline::loopingChanged, this, [this, loop](bool on) {
-    player_->setLooping(on);
-    loop->setChecked(on);
-    QSettings().setValue(QStringLiteral("playback/loop"), on);
-  });
-  updatePlaybackActions();
-}
-
 void MainWindow::exportAnnotatedVideo(const QString& path) {
   exports_->exportAnnotatedVideo(path);
 }
 
-void MainWindow::updatePlaybackActions() {
-  const bool open = player_->isOpen();
-  const bool file = open && !player_->info().live;
-  for (QAction* action : playbackActions_) {
-    const bool stepping = action->objectName() != QLatin1String("actionPlayPause") &&
-                          action->objectName() != QLatin1String("actionCloseMedia");
-    action->setEnabled(stepping ? file : open);
-  }
-  if (videoBoxesAction_) videoBoxesAction_->setEnabled(file);
-  updateExportActions();
+QString MainWindow::frameKey(const QString& source, qint64 index) {
+  return PlaybackController::frameKey(source, index);
+}
+
+void MainWindow::createPlayback() {
+  PlaybackController::Hooks hooks;
+  hooks.tasksFor = [this](qint64 index) {
+    return tasksPanel_->runsOnOpen() ? tasksForFrame(tasksPanel_->selectedTasks(), index) : TaskSet(0);
+  };
+  hooks.request = [this](const QString& key, const MediaFrame& frame, TaskSet tasks) {
+    inference_->request(key, frame.bgr, tasks,
+                        videoBoxesFor(frame.index).value_or(std::vector<BoundingBox>()));
+  };
+  playback_ = new PlaybackController(this, std::move(hooks));
+  player_ = playback_->player();
+  connect(playback_, &PlaybackController::opened, this, &MainWindow::onMediaOpened);
+  connect(playback_, &PlaybackController::failed, this, &MainWindow::imageFailed);
+  connect(playback_, &PlaybackController::closed, this, [this] {
+    currentFrame_ = -1;
+    videoBoxes_.reset();
+    resetTracks();
+  });
+  connect(playback_, &PlaybackController::frameReady, this, &MainWindow::presentFrame);
+  connect(playback_, &PlaybackController::runWanted, this, &MainWindow::runTasks);
+  connect(playback_, &PlaybackController::stateChanged, this, [this] {
+    if (videoBoxesAction_) videoBoxesAction_->setEnabled(player_->isOpen() && !player_->info().live);
+    updateExportActions();
+  });
+  connect(playback_, &PlaybackController::message, this,
+          [this](const QString& text, int timeoutMs) { statusBar()->showMessage(text, timeoutMs); });
 }
 
 void MainWindow::chooseVideo() {
@@ -1016,85 +951,23 @@ void MainWindow::chooseCamera() {
 
 void MainWindow::openMedia(const QString& pathOrDevice, const CameraOptions& camera) {
   inference_->supersede();
-  dropHeldFrame();
-  statusBar()->showMessage(tr("Opening %1...").arg(pathOrDevice));
-  playbackTasksOff_ = false;
-  framesPerSecond_ = 0;
-  latencyMs_ = 0;
-  lastFrameIndex_ = -1;
-  droppedFrames_ = 0;
-  lastFrameAt_ = {};
-  rateLabel_->clear();
-  player_->open(pathOrDevice, camera);
-  updatePlaybackActions();
+  playback_->open(pathOrDevice, camera);
 }
 
 void MainWindow::closeMedia() {
-  if (!player_->isOpen()) return;
-  dropHeldFrame();
-  logger().info("closed {}", utf8(player_->name()));
-  player_->close();
-  timelineBar_->hide();
-  rateLabel_->clear();
-  currentFrame_ = -1;
-  videoBoxes_.reset();
-  resetTracks();
-  updatePlaybackActions();
+  playback_->close();
 }
 
 void MainWindow::onMediaOpened(const QString& name) {
-  const SourceInfo& info = player_->info();
   currentFile_ = name;
   videoBoxes_.reset();
   resetTracks();
-  timeline_->setMedia(info.frameCount, info.fps, info.live);
-  timelineBar_->show();
-  if (!info.live) {
+  if (!player_->info().live) {
     media_->markCurrent(name);
     recent_.add(name);
   }
   updateTitle();
-  updatePlaybackActions();
-  const QString frames = info.frameCount > 0 ? tr(", %1 frames").arg(info.frameCount) : QString();
-  statusBar()->showMessage(tr("%1: %2 x %3, %4 fps, %5%6")
-                               .arg(QFileInfo(name).fileName())
-                               .arg(info.width)
-                               .arg(info.height)
-                               .arg(info.fps, 0, 'f', 2)
-                               .arg(QString::fromStdString(info.codec), frames),
-                           kStatusMessageMs);
   Q_EMIT mediaOpened(name);
-}
-
-void MainWindow::onMediaFailed(const QString& name, const QString& reason) {
-  logger().error("{}", utf8(reason));
-  statusBar()->showMessage(reason, kStatusMessageMs);
-  // Before `opened` the source never worked: nothing of it stays. Later (a damaged frame, an unplugged
-  // camera) the frames shown so far stay on screen.
-  if (player_->info().codec.empty()) closeMedia();
-  Q_EMIT imageFailed(name, reason);
-}
-
-void MainWindow::onMediaFrame(const MediaFrame& frame, bool playing) {
-  const QString key = frameKey(player_->name(), frame.index);
-  const TaskSet tasks = tasksForFrame(tasksPanel_->selectedTasks(), frame.index);
-  if (playing && !playbackTasksOff_ && tasksPanel_->runsOnOpen() && tasks != 0) {
-    dropHeldFrame();
-    heldFrame_ = frame;
-    heldKey_ = key;
-    // A cached result comes back at once.
-    inference_->request(key, frame.bgr, tasks,
-                        videoBoxesFor(frame.index).value_or(std::vector<BoundingBox>()));
-    return;
-  }
-  dropHeldFrame();  // a seek or a step supersedes a frame held for its results
-  presentFrame(frame, key);
-  if (playing) {
-    updateRateLabel(frame);
-    player_->frameDone();
-  } else if (tasksPanel_->runsOnOpen() && tasks != 0) {
-    runTasks();
-  }
 }
 
 void MainWindow::presentFrame(const MediaFrame& frame, const QString& key) {
@@ -1110,47 +983,9 @@ void MainWindow::presentFrame(const MediaFrame& frame, const QString& key) {
     tracks_.record(frame.index, nobody);
     if (selectedTrack_ >= 0) showSelectedTrack();
   }
-  timeline_->setPosition(frame.index, frame.timestampSeconds);
   sizeLabel_->setText(QStringLiteral("%1 x %2").arg(frame.bgr.cols).arg(frame.bgr.rows));
   updateExportActions();
   Q_EMIT mediaFrameShown(frame.index);
-}
-
-void MainWindow::releaseHeldFrame() {
-  if (!heldFrame_) return;
-  const MediaFrame frame = std::move(*heldFrame_);
-  heldFrame_.reset();
-  presentFrame(frame, heldKey_);
-  updateRateLabel(frame);
-  player_->frameDone();  // the next frame is read while this one's layers are drawn
-}
-
-void MainWindow::dropHeldFrame() {
-  if (!heldFrame_) return;
-  heldFrame_.reset();
-  player_->frameDone();
-}
-
-void MainWindow::updateRateLabel(const MediaFrame& frame) {
-  using namespace std::chrono;
-  const auto now = steady_clock::now();
-  const double latency = duration<double, std::milli>(now - frame.readAt).count();
-  // Smoothed over the last few frames, so the figures can be read while they change.
-  const auto smooth = [](double average, double sample) {
-    return average == 0 ? sample : 0.8 * average + 0.2 * sample;
-  };
-  latencyMs_ = smooth(latencyMs_, latency);
-  if (lastFrameAt_ != steady_clock::time_point{}) {
-    const double seconds = duration<double>(now - lastFrameAt_).count();
-    if (seconds > 0) framesPerSecond_ = smooth(framesPerSecond_, 1.0 / seconds);
-  }
-  lastFrameAt_ = now;
-  const bool live = player_->info().live;
-  if (live && lastFrameIndex_ >= 0) droppedFrames_ += std::max<qint64>(0, frame.index - lastFrameIndex_ - 1);
-  lastFrameIndex_ = frame.index;
-  QString text = tr("%1 fps  %2 ms").arg(framesPerSecond_, 0, 'f', 1).arg(latencyMs_, 0, 'f', 0);
-  if (live) text += tr("  %1 dropped").arg(droppedFrames_);
-  rateLabel_->setText(text);
 }
 
 }  // namespace sapiens::studio

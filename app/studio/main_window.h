@@ -50,6 +50,7 @@ namespace sapiens::studio {
 class ComputeToolBar;
 class InferenceSession;
 class ExportController;
+class PlaybackController;
 class MediaBrowser;
 class ModelBrowser;
 class FineTunePanel;
@@ -172,7 +173,7 @@ class MainWindow : public QMainWindow {
   void createCompareActions(QMenu* view);
   // The Fine-tuning dock and its View menu entry (main_window_finetune.cpp); after createActions().
   void createFineTuningDock();
-  void createPlayback(QMenu* file);
+  void createPlayback();
   void createTracking(QMenu* file);
   void chooseVideoBoxes();
   void useVideoBoxes(const QString& path, const PersonBoxFile& boxes);
@@ -187,15 +188,7 @@ class MainWindow : public QMainWindow {
   void chooseVideo();
   void chooseCamera();
   void onMediaOpened(const QString& name);
-  void onMediaFrame(const MediaFrame& frame, bool playing);
-  void onMediaFailed(const QString& name, const QString& reason);
   void presentFrame(const MediaFrame& frame, const QString& key);
-  // Shows the frame held for its results (they came, or the run failed) and lets playback go on.
-  void releaseHeldFrame();
-  void dropHeldFrame();
-  void updatePlaybackActions();
-  // The playback figures in the status bar: frames per second, latency, frames dropped.
-  void updateRateLabel(const MediaFrame& frame);
   void addPersonBox(const QRectF& imageRect);
   void deletePersonBox(int index);
   void runPoseInBoxes(const std::vector<BoundingBox>& boxes);
@@ -248,22 +241,9 @@ class MainWindow : public QMainWindow {
   QLabel* hoverLabel_ = nullptr;
 
   ImageLoader loader_;
-  MediaPlayer* player_ = nullptr;
+  PlaybackController* playback_ = nullptr;
+  MediaPlayer* player_ = nullptr;  // playback_'s
   ExportController* exports_ = nullptr;
-  widgets::Timeline* timeline_ = nullptr;
-  QToolBar* timelineBar_ = nullptr;
-  std::vector<QAction*> playbackActions_;
-  QLabel* rateLabel_ = nullptr;
-  // A playback frame waiting for its results, shown with them so that overlays never lag the picture.
-  std::optional<MediaFrame> heldFrame_;
-  QString heldKey_;
-  // A run failed during this playback: the rest plays without tasks (until play is pressed again).
-  bool playbackTasksOff_ = false;
-  std::chrono::steady_clock::time_point lastFrameAt_;
-  double framesPerSecond_ = 0;
-  double latencyMs_ = 0;
-  qint64 lastFrameIndex_ = -1;
-  qint64 droppedFrames_ = 0;
   QString currentKey_;
   qint64 currentFrame_ = -1;        // the video or camera frame on display; -1: a picture
   std::set<Task> userChosenTasks_;  // checkpoints the user loaded: discovery leaves them alone

@@ -7,6 +7,7 @@
 #include "file_dialogs.h"
 #include "inference_session.h"
 #include "main_window.h"
+#include "playback_controller.h"
 
 #include "image_view.h"
 #include "timeline.h"
@@ -153,7 +154,7 @@ void MainWindow::selectTrack(int trackId) {
 void MainWindow::showSelectedTrack() {
   if (selectedTrack_ < 0) {
     view_->setHighlightedTrack(-1);
-    timeline_->setTrackSpans({}, QColor(), QString());
+    playback_->timeline()->setTrackSpans({}, QColor(), QString());
     return;
   }
   const std::vector<TrackSpan> spans = tracks_.spansOf(selectedTrack_);
@@ -162,8 +163,9 @@ void MainWindow::showSelectedTrack() {
   for (const auto& [index, box] : tracks_.boxesOf(selectedTrack_))
     path.emplace_back((box.x1 + box.x2) / 2.0 + 0.5, box.y2 + 0.5);
   view_->setHighlightedTrack(selectedTrack_, path);
-  timeline_->setTrackSpans(spans, widgets::trackColor(selectedTrack_),
-                           tr("Person #%1 is seen in frames %2").arg(selectedTrack_).arg(spansText(spans)));
+  playback_->timeline()->setTrackSpans(
+      spans, widgets::trackColor(selectedTrack_),
+      tr("Person #%1 is seen in frames %2").arg(selectedTrack_).arg(spansText(spans)));
 }
 
 }  // namespace sapiens::studio
