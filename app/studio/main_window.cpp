@@ -10,8 +10,9 @@
 #include "inference_session.h"
 #include "inference_worker.h"
 #include "media_browser.h"
-#include "playback_controller.h"
 #include "model_browser.h"
+#include "model_controller.h"
+#include "playback_controller.h"
 #include "result_layers.h"
 #include "tasks_panel.h"
 
@@ -127,7 +128,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createResultLayers();
   createPlayback();
   createExports();
-  createComputeToolBar();
+  createModels();
   createActions();
   createFineTuningDock();
   createStatusBar();
@@ -147,8 +148,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   playback_->timelineBar()->setVisible(false);  // a saved layout may have it shown; it appears with a video
   updateTitle();
   updateExportActions();
-  updateModelLabels();
-  discoverCheckpoints();
+  modelControl_->updateLabels();
+  modelControl_->discoverCheckpoints();
 }
 
 MainWindow::~MainWindow() {
@@ -170,20 +171,6 @@ void MainWindow::createInference() {
     statusBar()->showMessage(reason, kStatusMessageMs);
     Q_EMIT runFailed(reason);
   });
-  connect(inference_, &InferenceSession::modelLoaded, this, [this](Task task, const QString& path) {
-    statusBar()->showMessage(tr("Loaded the %1 model %2").arg(taskLabel(task), QFileInfo(path).fileName()),
-                             kStatusMessageMs);
-    updateModelLabels();
-    Q_EMIT modelReady(task, path);
-  });
-  connect(inference_, &InferenceSession::modelFailed, this,
-          [this](Task task, const QString&, const QString& reason) {
-            // The worker logged it; the status bar tells the user without stopping them.
-            statusBar()->showMessage(tr("Cannot load the %1 model: %2").arg(taskLabel(task), reason),
-                                     kStatusMessageMs);
-            updateModelLabels();
-            Q_EMIT modelProblem(task, reason);
-          });
 }
 
 void MainWindow::createDocks() {
@@ -245,7 +232,9 @@ void MainWindow::createExports() {
   sources.inference = inference_;
   sources.player = player_;
   sources.pool = &background_;
-  sources.subject = [this] { return ExportSubject{currentFile_, currentFrame_, demoTasks_, videoBoxes_}; };
+  sources.subject = [this] {
+    return ExportSubject{currentFile_, currentFrame_, modelControl_->demoTasks(), videoBoxes_};
+  };
   exports_ = new ExportController(std::move(sources), this);
   connect(exports_, &ExportController::exportFinished, this, &MainWindow::exportFinished);
   connect(exports_, &ExportController::videoExportFinished, this, &MainWindow::videoExportFinished);
@@ -329,7 +318,7 @@ void MainWindow::createActions() {
 
   playback_->createActions(file, recentMenu_->menuAction());
   createTracking(file);
-  createModelActions();
+  modelControl_->createMenu(menuBar());
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->setObjectName(QStringLiteral("helpMenu"));
@@ -363,46 +352,31 @@ void MainWindow::setCompareMode(CompareMode mode) {
   QSettings().setValue(QStringLiteral("view/compareMode"), id);
 }
 
-void MainWindow::createComputeToolBar() {
-  computeBar_ = new ComputeToolBar(this);
+void MainWindow::createModels() {
+  modelControl_ = new ModelController(this, inference_, models_, &background_);
+  computeBar_ = modelControl_->computeToolBar();
   addToolBar(Qt::TopToolBarArea, computeBar_);
-  connect(computeBar_, &ComputeToolBar::computeChosen, this, &MainWindow::setCompute);
-  connect(computeBar_, &ComputeToolBar::inputScaleChosen, this, &MainWindow::setInputScale);
+  connect(modelControl_, &ModelController::runRequested, this, &MainWindow::runTasks);
+  connect(modelControl_, &ModelController::demoTasksChanged, this, &MainWindow::updateTitle);
+  connect(modelControl_, &ModelController::modelReady, this, &MainWindow::modelReady);
+  connect(modelControl_, &ModelController::modelProblem, this, &MainWindow::modelProblem);
+  connect(modelControl_, &ModelController::message, this,
+          [this](const QString& text, int timeoutMs) { statusBar()->showMessage(text, timeoutMs); });
 }
 
-void MainWindow::setInputScale(double scale) {
-  computeBar_->setInputScale(scale);
-  QSettings().setValue(QStringLiteral("compute/inputScale"), scale);
-  if (scale == inference_->inputScale()) return;
-  inference_->setInputScale(scale);
-  logger().info("models run at {:.0f}% of their native input size from now on", scale * 100);
+void MainWindow::loadCheckpoint(Task task, const QString& path) {
+  modelControl_->loadCheckpoint(task, path);
 }
 
 void MainWindow::setCompute(const QString& device, const QString& dtype) {
-  const QString problem = unsupportedReason(device, dtype);
-  if (!problem.isEmpty()) {
-    logger().error("cannot run the models on {} in {}: {}", utf8(device), utf8(dtype), utf8(problem));
-    statusBar()->showMessage(problem, kStatusMessageMs);
-    computeBar_->setCompute(inference_->device(), inference_->dtype());
-    return;
-  }
-  computeBar_->setCompute(device, dtype);
-  QSettings settings;
-  settings.setValue(QStringLiteral("compute/device"), device);
-  settings.setValue(QStringLiteral("compute/dtype"), dtype);
-  if (device == inference_->device() && dtype == inference_->dtype()) return;
-  bool reloading = false;
-  for (const auto& [task, state] : inference_->models()) reloading = reloading || state.loaded;
-  inference_->setCompute(device, dtype);
-  logger().info("models run on {} in {} from now on", utf8(device), utf8(dtype));
-  if (reloading) statusBar()->showMessage(tr("Loading the models on %1 in %2...").arg(device, dtype));
-  updateModelLabels();
+  modelControl_->setCompute(device, dtype);
+}
+
+void MainWindow::setInputScale(double scale) {
+  modelControl_->setInputScale(scale);
 }
 
 void MainWindow::createStatusBar() {
-  const int threadCount = threads::current();
-  deviceLabel_ = new QLabel(threadCount == 1 ? tr("CPU, 1 thread") : tr("CPU, %1 threads").arg(threadCount));
-  deviceLabel_->setObjectName(QStringLiteral("deviceLabel"));
   sizeLabel_ = new QLabel;
   sizeLabel_->setObjectName(QStringLiteral("sizeLabel"));
   zoomLabel_ = new QLabel;
@@ -413,18 +387,16 @@ void MainWindow::createStatusBar() {
       hoverLabel_->fontMetrics().horizontalAdvance(QStringLiteral("x 00000  y 00000   B 255  G 255  R 255")));
   readoutLabel_ = new QLabel;
   readoutLabel_->setObjectName(QStringLiteral("readoutLabel"));
-  modelLabel_ = new QLabel(tr("no model"));
-  modelLabel_->setObjectName(QStringLiteral("modelLabel"));
   latencyLabel_ = new QLabel;
   latencyLabel_->setObjectName(QStringLiteral("latencyLabel"));
   statusBar()->addPermanentWidget(readoutLabel_);
   statusBar()->addPermanentWidget(hoverLabel_);
   statusBar()->addPermanentWidget(sizeLabel_);
   statusBar()->addPermanentWidget(zoomLabel_);
-  statusBar()->addPermanentWidget(modelLabel_);
+  statusBar()->addPermanentWidget(modelControl_->modelLabel());
   statusBar()->addPermanentWidget(latencyLabel_);
   statusBar()->addPermanentWidget(playback_->rateLabel());
-  statusBar()->addPermanentWidget(deviceLabel_);
+  statusBar()->addPermanentWidget(modelControl_->deviceLabel());
 
   connect(view_, &widgets::ImageView::zoomChanged, this,
           [this](double zoom) { zoomLabel_->setText(QStringLiteral("%1%").arg(zoom * 100.0, 0, 'f', 0)); });
@@ -453,23 +425,7 @@ void MainWindow::restoreSettings() {
   view_->setSplitPosition(settings.value(QStringLiteral("view/splitPosition"), 0.5).toDouble());
   setCompareMode(compareModeFromId(settings.value(QStringLiteral("view/compareMode")).toString()));
 
-  // A device remembered from a machine with CUDA falls back to this one's first (the CPU).
-  const QStringList devices = availableDevices();
-  // The first CUDA device when there is one.
-  QString device =
-      settings.value(QStringLiteral("compute/device"), devices.value(1, devices.first())).toString();
-  if (!devices.contains(device)) {
-    logger().warn("the remembered device {} is not available here, using {}", utf8(device),
-                  utf8(devices.first()));
-    device = devices.first();
-  }
-  QString dtype = settings.value(QStringLiteral("compute/dtype")).toString();
-  if (!dtypesFor(device).contains(dtype)) dtype = defaultDtype(device);
-  computeBar_->setCompute(device, dtype);
-  inference_->setCompute(device, dtype);
-  const double scale = settings.value(QStringLiteral("compute/inputScale"), 1.0).toDouble();
-  computeBar_->setInputScale(scale);
-  inference_->setInputScale(computeBar_->inputScale());
+  modelControl_->restoreCompute();
 }
 
 void MainWindow::saveSettings() const {
@@ -590,121 +546,10 @@ void MainWindow::onImageFailed(const QString& path, const QString& reason) {
 }
 
 void MainWindow::updateTitle() {
-  const QString base =
-      demoTasks_.empty() ? tr("Sapiens2 Studio") : tr("Sapiens2 Studio [UNTRAINED demo weights]");
+  const QString base = modelControl_->demoTasks().empty() ? tr("Sapiens2 Studio")
+                                                          : tr("Sapiens2 Studio [UNTRAINED demo weights]");
   setWindowTitle(currentFile_.isEmpty() ? base
                                         : base + QStringLiteral(" - ") + QFileInfo(currentFile_).fileName());
-}
-
-void MainWindow::createModelActions() {
-  QMenu* models = menuBar()->addMenu(tr("&Models"));
-  models->setObjectName(QStringLiteral("modelsMenu"));
-  QAction* run = models->addAction(tr("&Run Tasks"));
-  run->setObjectName(QStringLiteral("actionRun"));
-  run->setShortcut(QKeySequence(tr("Ctrl+R")));
-  connect(run, &QAction::triggered, this, &MainWindow::runTasks);
-  models->addSeparator();
-  for (Task task : headTasksInRunOrder()) {
-    QAction* load = models->addAction(tr("Load %1 Checkpoint...").arg(taskLabel(task)));
-    load->setObjectName(QStringLiteral("actionLoadCheckpoint_") + taskLabel(task));
-    connect(load, &QAction::triggered, this, [this, task] { chooseCheckpoint(task); });
-  }
-  models->addSeparator();
-  demoFallbackAction_ = models->addAction(tr("Use &Demo Weights When No Checkpoint Is Found"));
-  demoFallbackAction_->setObjectName(QStringLiteral("actionDemoFallback"));
-  demoFallbackAction_->setCheckable(true);
-  demoFallbackAction_->setChecked(QSettings().value(QStringLiteral("models/demoFallback"), true).toBool());
-  connect(demoFallbackAction_, &QAction::triggered, this, &MainWindow::setDemoFallback);
-  QAction* discover = models->addAction(tr("&Find Checkpoints"));
-  discover->setObjectName(QStringLiteral("actionDiscoverCheckpoints"));
-  connect(discover, &QAction::triggered, this, [this] {
-    models_->refresh();
-    discoverCheckpoints();
-  });
-}
-
-void MainWindow::discoverCheckpoints() {
-  CheckpointRequest request;
-  for (Task task : headTasksInRunOrder()) {
-    const auto known = inference_->models().find(task);
-    const bool loaded = known != inference_->models().end() && known->second.loaded;
-    // The user's choice stays; so does a loaded checkpoint, unless it is demo weights a found one replaces.
-    if (!userChosenTasks_.count(task) && (!loaded || demoTasks_.count(task))) request.tasks.push_back(task);
-  }
-  if (request.tasks.empty()) return;
-  request.demoFallback = demoFallbackAction_->isChecked();
-  // Looked up (demo weights are generated the first time, about a second) off the GUI thread. A run asked
-  // for in the meantime (run on open) waits for it rather than failing for want of a model.
-  ++checkpointLookups_;
-  runInBackground(
-      background_, this, [request] { return resolveTaskCheckpoints(request); },
-      [this](const std::vector<TaskCheckpoint>& checkpoints, const QString& error) {
-        --checkpointLookups_;
-        if (!error.isEmpty()) logger().error("cannot look for checkpoints: {}", utf8(error));
-        useCheckpoints(checkpoints);
-        if (checkpointLookups_ == 0 && runAfterLookup_) {
-          runAfterLookup_ = false;
-          runTasks();
-        }
-      });
-}
-
-void MainWindow::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints) {
-  QStringList demoTasks;
-  for (const TaskCheckpoint& checkpoint : checkpoints) {
-    const Task task = checkpoint.task;
-    const auto known = inference_->models().find(task);
-    const QString current = known == inference_->models().end() ? QString() : known->second.path;
-    const QString path = QString::fromStdString(checkpoint.path);
-    if (userChosenTasks_.count(task)) continue;  // chosen in the meantime
-    if (checkpoint.source == CheckpointSource::Found) {
-      demoTasks_.erase(task);
-      if (path != current) inference_->setModelPath(task, path);
-    } else if (checkpoint.source == CheckpointSource::DemoWeights) {
-      if (!demoFallbackAction_->isChecked() || !current.isEmpty()) continue;  // off, or found meanwhile
-      inference_->setModelPath(task, path);
-      demoTasks_.insert(task);
-      demoTasks << taskLabel(task);
-    } else if (demoFallbackAction_->isChecked()) {
-      logger().error("no demo weights: {}", checkpoint.error);
-    }
-  }
-  if (!demoTasks.isEmpty()) {
-    statusBar()->showMessage(
-        tr("No checkpoint for %1: running UNTRAINED demo weights (Models > Load Checkpoint "
-           "for real results)")
-            .arg(demoTasks.join(QStringLiteral(", "))),
-        kStatusMessageMs);
-  }
-  updateModelLabels();
-  updateTitle();
-}
-
-void MainWindow::setDemoFallback(bool on) {
-  QSettings().setValue(QStringLiteral("models/demoFallback"), on);
-  demoFallbackAction_->setChecked(on);
-  if (on) return discoverCheckpoints();
-  for (Task task : std::set<Task>(demoTasks_)) inference_->setModelPath(task, QString());
-  demoTasks_.clear();
-  updateModelLabels();
-  updateTitle();
-}
-
-void MainWindow::chooseCheckpoint(Task task) {
-  const QString start = QString::fromStdString(paths::checkpointRoot());
-  const QString file =
-      QFileDialog::getOpenFileName(this, tr("Load %1 Checkpoint").arg(taskLabel(task)),
-                                   QFileInfo(start).isDir() ? start : dialogDirectory(),
-                                   tr("Sapiens2 checkpoints (*.safetensors);;All files (*)"));
-  if (!file.isEmpty()) loadCheckpoint(task, file);
-}
-
-void MainWindow::loadCheckpoint(Task task, const QString& path) {
-  userChosenTasks_.insert(task);  // a demo checkpoint found later does not replace the user's choice
-  demoTasks_.erase(task);
-  updateTitle();
-  statusBar()->showMessage(tr("Loading the %1 model %2...").arg(taskLabel(task), QFileInfo(path).fileName()));
-  inference_->loadModel(task, path);
 }
 
 void MainWindow::runTasks() {
@@ -712,8 +557,8 @@ void MainWindow::runTasks() {
     statusBar()->showMessage(tr("Open an image first"), kStatusMessageMs);
     return;
   }
-  if (checkpointLookups_ > 0) {
-    runAfterLookup_ = true;
+  if (modelControl_->lookingUp()) {
+    modelControl_->runWhenReady();
     statusBar()->showMessage(tr("Looking for checkpoints; the run starts when they are found"));
     return;
   }
@@ -813,7 +658,7 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
     statusBar()->clearMessage();
   else
     statusBar()->showMessage(failures.join(QStringLiteral("; ")), kStatusMessageMs);
-  updateModelLabels();
+  modelControl_->updateLabels();
   updateExportActions();
   logger().info("results for {}: {}{}", utf8(QFileInfo(path).fileName()),
                 utf8(perTask.join(QStringLiteral(", "))), fromCache ? " (cached)" : "");
@@ -822,31 +667,6 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
 
 void MainWindow::updateExportActions() {
   exports_->updateActions();
-}
-
-void MainWindow::updateModelLabels() {
-  QStringList names;
-  // What the models run on once loaded; the chosen device and precision until then.
-  QString device = inference_->device();
-  QString dtype = inference_->dtype();
-  for (const auto& [task, state] : inference_->models()) {
-    if (state.path.isEmpty()) continue;
-    names << QStringLiteral("%1: %2%3%4")
-                 .arg(taskLabel(task), QFileInfo(state.path).fileName(),
-                      demoTasks_.count(task) ? tr(" (untrained demo)") : QString(),
-                      state.loaded ? QString() : tr(" (not loaded yet)"));
-    if (state.loaded) {
-      device = state.device;
-      dtype = state.dtype;
-    }
-  }
-  modelLabel_->setText(names.isEmpty() ? tr("no model") : names.join(QStringLiteral(", ")));
-  const int threadCount = threads::current();
-  QString where = device.isEmpty() || device == QStringLiteral("cpu")
-                      ? (threadCount == 1 ? tr("CPU, 1 thread") : tr("CPU, %1 threads").arg(threadCount))
-                      : device.toUpper();
-  if (!dtype.isEmpty()) where += QStringLiteral(", ") + dtype;
-  deviceLabel_->setText(where);
 }
 
 void MainWindow::exportResult(ExportKind kind, const QString& path) {

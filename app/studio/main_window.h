@@ -13,7 +13,6 @@
 #include "tasks_panel.h"
 #include "theme.h"
 
-#include "sapiens/model/task_checkpoints.h"
 #include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/person_box_file.h"
 #include "sapiens/pipeline/video_tracks.h"
@@ -50,6 +49,7 @@ namespace sapiens::studio {
 class ComputeToolBar;
 class InferenceSession;
 class ExportController;
+class ModelController;
 class PlaybackController;
 class MediaBrowser;
 class ModelBrowser;
@@ -165,11 +165,10 @@ class MainWindow : public QMainWindow {
  private:
   void createDocks();
   void createActions();
-  void createModelActions();
   void createExports();
   void createInference();
   void createResultLayers();
-  void createComputeToolBar();
+  void createModels();
   void createCompareActions(QMenu* view);
   // The Fine-tuning dock and its View menu entry (main_window_finetune.cpp); after createActions().
   void createFineTuningDock();
@@ -192,15 +191,8 @@ class MainWindow : public QMainWindow {
   void addPersonBox(const QRectF& imageRect);
   void deletePersonBox(int index);
   void runPoseInBoxes(const std::vector<BoundingBox>& boxes);
-  void discoverCheckpoints();
-  // The checkpoints a lookup found; tasks with none run on the untrained demo weights (Models menu),
-  // marked in the title.
-  void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints);
-  void setDemoFallback(bool on);
-  void chooseCheckpoint(Task task);
   void onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs, bool fromCache);
   void updateExportActions();
-  void updateModelLabels();
   void createStatusBar();
   void restoreSettings();
   void saveSettings() const;
@@ -228,14 +220,12 @@ class MainWindow : public QMainWindow {
   QDockWidget* tasksDock_ = nullptr;
   widgets::PointCloudView* cloudView_ = nullptr;
   QDockWidget* cloudDock_ = nullptr;
-  QLabel* modelLabel_ = nullptr;
   QLabel* latencyLabel_ = nullptr;
   QLabel* readoutLabel_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QActionGroup* themeGroup_ = nullptr;
   QActionGroup* compareGroup_ = nullptr;
   ComputeToolBar* computeBar_ = nullptr;
-  QLabel* deviceLabel_ = nullptr;
   QLabel* sizeLabel_ = nullptr;
   QLabel* zoomLabel_ = nullptr;
   QLabel* hoverLabel_ = nullptr;
@@ -244,13 +234,9 @@ class MainWindow : public QMainWindow {
   PlaybackController* playback_ = nullptr;
   MediaPlayer* player_ = nullptr;  // playback_'s
   ExportController* exports_ = nullptr;
+  ModelController* modelControl_ = nullptr;
   QString currentKey_;
-  qint64 currentFrame_ = -1;        // the video or camera frame on display; -1: a picture
-  std::set<Task> userChosenTasks_;  // checkpoints the user loaded: discovery leaves them alone
-  std::set<Task> demoTasks_;        // running on untrained demo weights
-  int checkpointLookups_ = 0;       // demo-weight lookups in flight (discoverCheckpoints)
-  bool runAfterLookup_ = false;     // runTasks was asked for during one
-  QAction* demoFallbackAction_ = nullptr;
+  qint64 currentFrame_ = -1;  // the video or camera frame on display; -1: a picture
   RecentFiles recent_;
   QString currentFile_;
 

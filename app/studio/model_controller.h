@@ -1,0 +1,85 @@
+#pragma once
+// The task models of the studio: the Models menu, the Compute toolbar (device, precision, resolution),
+// the checkpoints found under the checkpoint root (core's resolveTaskCheckpoints, off the GUI thread),
+// the untrained demo weights for tasks without one, and the status-bar labels that name the models and
+// where they run.
+
+#include "sapiens/model/task.h"
+#include "sapiens/model/task_checkpoints.h"
+
+#include <QObject>
+#include <QString>
+
+#include <set>
+#include <vector>
+
+class QAction;
+class QLabel;
+class QMenuBar;
+class QThreadPool;
+class QWidget;
+
+namespace sapiens::studio {
+
+class ComputeToolBar;
+class InferenceSession;
+class ModelBrowser;
+
+class ModelController : public QObject {
+  Q_OBJECT
+
+ public:
+  /// `window` parents the dialogs and the toolbar; `pool`'s owner waits for it before this goes.
+  ModelController(QWidget* window, InferenceSession* inference, ModelBrowser* browser, QThreadPool* pool);
+
+  ComputeToolBar* computeToolBar() const { return computeBar_; }
+  QLabel* modelLabel() const { return modelLabel_; }
+  QLabel* deviceLabel() const { return deviceLabel_; }
+  /// The Models menu.
+  void createMenu(QMenuBar* menuBar);
+  /// The device, precision and resolution remembered from the last run (falling back to what this
+  /// machine has).
+  void restoreCompute();
+
+  /// Looks for checkpoints of the tasks the user has not chosen one for (demo weights when none and the
+  /// fallback is on); a run asked for meanwhile waits for it (runWhenReady).
+  void discoverCheckpoints();
+  /// Whether a lookup is under way; runRequested follows its end when runWhenReady was called.
+  bool lookingUp() const { return lookups_ > 0; }
+  void runWhenReady() { runAfterLookup_ = true; }
+  void chooseCheckpoint(Task task);
+  /// The user's checkpoint for `task` (a lookup leaves it alone from now on).
+  void loadCheckpoint(Task task, const QString& path);
+  void setCompute(const QString& device, const QString& dtype);
+  void setInputScale(double scale);
+  /// Tasks running on the untrained demo weights.
+  const std::set<Task>& demoTasks() const { return demoTasks_; }
+  void updateLabels();
+
+ Q_SIGNALS:
+  /// Models > Run Tasks, or a run that waited for a lookup.
+  void runRequested();
+  void demoTasksChanged();
+  void modelReady(sapiens::Task task, const QString& path);
+  void modelProblem(sapiens::Task task, const QString& reason);
+  void message(const QString& text, int timeoutMs);
+
+ private:
+  void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints);
+  void setDemoFallback(bool on);
+
+  QWidget* window_;
+  InferenceSession* inference_;
+  ModelBrowser* browser_;
+  QThreadPool* pool_;
+  ComputeToolBar* computeBar_;
+  QLabel* modelLabel_;
+  QLabel* deviceLabel_;
+  QAction* demoFallbackAction_ = nullptr;
+  std::set<Task> userChosenTasks_;  // checkpoints the user loaded: discovery leaves them alone
+  std::set<Task> demoTasks_;
+  int lookups_ = 0;              // lookups in flight
+  bool runAfterLookup_ = false;  // a run was asked for during one
+};
+
+}  // namespace sapiens::studio
