@@ -7,6 +7,7 @@
 #include "compute_toolbar.h"
 #include "export_controller.h"
 #include "file_dialogs.h"
+#include "help_menu.h"
 #include "inference_session.h"
 #include "inference_worker.h"
 #include "media_browser.h"
@@ -14,7 +15,9 @@
 #include "model_controller.h"
 #include "playback_controller.h"
 #include "result_layers.h"
+#include "status_readouts.h"
 #include "tasks_panel.h"
+#include "view_choice_menus.h"
 
 #include "image_view.h"
 #include "log_panel.h"
@@ -33,7 +36,6 @@
 #include "sapiens/model/task_checkpoints.h"
 #include "sapiens/pipeline/person_boxes.h"
 
-#include <vtkVersion.h>
 #include <opencv2/core.hpp>
 #include <opencv2/core/version.hpp>
 #include <opencv2/imgproc.hpp>
@@ -82,34 +84,6 @@ bool isVideoPath(const QString& path) {
 
 std::string utf8(const QString& text) {
   return text.toStdString();
-}
-
-using CompareMode = widgets::ImageView::CompareMode;
-
-struct CompareModeInfo {
-  CompareMode mode;
-  const char* id;  // QSettings value and action name suffix
-  const char* label;
-  const char* keys;
-};
-
-constexpr CompareModeInfo kCompareModes[] = {
-    {CompareMode::Blend, "blend", "&Blend", "Ctrl+1"},
-    {CompareMode::SideBySide, "sideBySide", "&Side by Side", "Ctrl+2"},
-    {CompareMode::Split, "split", "S&plit Slider", "Ctrl+3"}};
-
-CompareMode compareModeFromId(const QString& id) {
-  for (const CompareModeInfo& info : kCompareModes) {
-    if (id == QLatin1String(info.id)) return info.mode;
-  }
-  return CompareMode::Blend;
-}
-
-const char* compareModeId(CompareMode mode) {
-  for (const CompareModeInfo& info : kCompareModes) {
-    if (info.mode == mode) return info.id;
-  }
-  return kCompareModes[0].id;
 }
 
 }  // namespace
@@ -292,7 +266,7 @@ void MainWindow::createActions() {
              [this] { view_->zoomIn(); });
   makeAction(view, QStringLiteral("actionZoomOut"), tr("Zoom &Out"), QKeySequence::ZoomOut,
              [this] { view_->zoomOut(); });
-  createCompareActions(view);
+  compareMenu_ = new CompareModeMenu(view_, view);
   view->addSeparator();
   makeAction(view, QStringLiteral("actionNextImage"), tr("&Next Image"), QKeySequence(Qt::Key_PageDown),
              [this] { stepImage(1); });
@@ -301,55 +275,17 @@ void MainWindow::createActions() {
   makeAction(view, QStringLiteral("actionRefreshModels"), tr("&Rescan Models"), QKeySequence::Refresh,
              [this] { models_->refresh(); });
   view->addSeparator();
-  QMenu* themes = view->addMenu(tr("&Theme"));
-  themes->setObjectName(QStringLiteral("themeMenu"));
-  themeGroup_ = new QActionGroup(this);
-  const std::tuple<Theme, QString, const char*> choices[] = {{Theme::System, tr("&System"), "Ctrl+Alt+S"},
-                                                             {Theme::Dark, tr("&Dark"), "Ctrl+Alt+D"},
-                                                             {Theme::Light, tr("&Light"), "Ctrl+Alt+L"}};
-  for (const auto& [theme, text, keys] : choices) {
-    QAction* action =
-        makeAction(themes, QStringLiteral("actionTheme_") + themeName(theme), text,
-                   QKeySequence(QString::fromLatin1(keys)), [this, theme = theme] { setTheme(theme); });
-    action->setCheckable(true);
-    action->setData(themeName(theme));
-    themeGroup_->addAction(action);
-  }
+  themeMenu_ = new ThemeMenu(view);
 
   playback_->createActions(file, recentMenu_->menuAction());
   createTracking(file);
   modelControl_->createMenu(menuBar());
 
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->setObjectName(QStringLiteral("helpMenu"));
-  makeAction(help, QStringLiteral("actionAbout"), tr("&About Sapiens2 Studio"), QKeySequence::HelpContents,
-             [this] { showAbout(); });
-  makeAction(help, QStringLiteral("actionOpenLogFolder"), tr("Open &Log Folder"),
-             QKeySequence(tr("Ctrl+Alt+G")), [this] { openLogFolder(); });
+  addHelpMenu(this);
 }
 
-void MainWindow::createCompareActions(QMenu* view) {
-  QMenu* compare = view->addMenu(tr("&Comparison"));
-  compare->setObjectName(QStringLiteral("compareMenu"));
-  compareGroup_ = new QActionGroup(this);
-  for (const CompareModeInfo& info : kCompareModes) {
-    QAction* action = compare->addAction(tr(info.label));
-    action->setObjectName(QStringLiteral("actionCompare_") + QLatin1String(info.id));
-    action->setShortcut(QKeySequence(QString::fromLatin1(info.keys)));
-    action->setCheckable(true);
-    action->setData(QLatin1String(info.id));
-    action->setChecked(info.mode == view_->compareMode());
-    const CompareMode mode = info.mode;
-    connect(action, &QAction::triggered, this, [this, mode] { setCompareMode(mode); });
-    compareGroup_->addAction(action);
-  }
-}
-
-void MainWindow::setCompareMode(CompareMode mode) {
-  view_->setCompareMode(mode);
-  const QString id = QLatin1String(compareModeId(mode));
-  for (QAction* action : compareGroup_->actions()) action->setChecked(action->data().toString() == id);
-  QSettings().setValue(QStringLiteral("view/compareMode"), id);
+void MainWindow::setCompareMode(widgets::ImageView::CompareMode mode) {
+  compareMenu_->set(mode);
 }
 
 void MainWindow::createModels() {
@@ -377,54 +313,17 @@ void MainWindow::setInputScale(double scale) {
 }
 
 void MainWindow::createStatusBar() {
-  sizeLabel_ = new QLabel;
-  sizeLabel_->setObjectName(QStringLiteral("sizeLabel"));
-  zoomLabel_ = new QLabel;
-  zoomLabel_->setObjectName(QStringLiteral("zoomLabel"));
-  hoverLabel_ = new QLabel;
-  hoverLabel_->setObjectName(QStringLiteral("hoverLabel"));
-  hoverLabel_->setMinimumWidth(
-      hoverLabel_->fontMetrics().horizontalAdvance(QStringLiteral("x 00000  y 00000   B 255  G 255  R 255")));
-  readoutLabel_ = new QLabel;
-  readoutLabel_->setObjectName(QStringLiteral("readoutLabel"));
-  latencyLabel_ = new QLabel;
-  latencyLabel_->setObjectName(QStringLiteral("latencyLabel"));
-  statusBar()->addPermanentWidget(readoutLabel_);
-  statusBar()->addPermanentWidget(hoverLabel_);
-  statusBar()->addPermanentWidget(sizeLabel_);
-  statusBar()->addPermanentWidget(zoomLabel_);
-  statusBar()->addPermanentWidget(modelControl_->modelLabel());
-  statusBar()->addPermanentWidget(latencyLabel_);
-  statusBar()->addPermanentWidget(playback_->rateLabel());
-  statusBar()->addPermanentWidget(modelControl_->deviceLabel());
-
-  connect(view_, &widgets::ImageView::zoomChanged, this,
-          [this](double zoom) { zoomLabel_->setText(QStringLiteral("%1%").arg(zoom * 100.0, 0, 'f', 0)); });
-  connect(view_, &widgets::ImageView::pixelHovered, this, [this](const QPoint& pixel, const QColor& color) {
-    hoverLabel_->setText(tr("x %1  y %2   B %3  G %4  R %5")
-                             .arg(pixel.x())
-                             .arg(pixel.y())
-                             .arg(color.blue())
-                             .arg(color.green())
-                             .arg(color.red()));
-    readoutLabel_->setText(layers_->describe(pixel));
-  });
-  connect(view_, &widgets::ImageView::hoverLeft, hoverLabel_, &QLabel::clear);
-  connect(view_, &widgets::ImageView::hoverLeft, readoutLabel_, &QLabel::clear);
+  readouts_ = new StatusReadouts(statusBar(), view_, layers_, modelControl_->modelLabel(),
+                                 playback_->rateLabel(), modelControl_->deviceLabel());
 }
 
 void MainWindow::restoreSettings() {
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-  const Theme theme = themeFromName(settings.value(QStringLiteral("theme")).toString());
-  for (QAction* action : themeGroup_->actions())
-    action->setChecked(action->data().toString() == themeName(theme));
-  if (theme != Theme::System) applyTheme(theme);
-
+  themeMenu_->restore();
   view_->setSplitPosition(settings.value(QStringLiteral("view/splitPosition"), 0.5).toDouble());
-  setCompareMode(compareModeFromId(settings.value(QStringLiteral("view/compareMode")).toString()));
-
+  compareMenu_->restore();
   modelControl_->restoreCompute();
 }
 
@@ -437,11 +336,6 @@ void MainWindow::saveSettings() const {
 void MainWindow::closeEvent(QCloseEvent* event) {
   saveSettings();
   QMainWindow::closeEvent(event);
-}
-
-void MainWindow::setTheme(Theme theme) {
-  applyTheme(theme);
-  QSettings().setValue(QStringLiteral("theme"), themeName(theme));
 }
 
 void MainWindow::rebuildRecentMenu() {
@@ -532,7 +426,7 @@ void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
   updateExportActions();
   media_->markCurrent(path);
   recent_.add(path);
-  sizeLabel_->setText(QStringLiteral("%1 x %2").arg(image.cols).arg(image.rows));
+  readouts_->showPictureSize(image.cols, image.rows);
   statusBar()->clearMessage();
   updateTitle();
   logger().info("showing {} ({}x{})", utf8(path), image.cols, image.rows);
@@ -641,15 +535,7 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
     layers_->setResult(std::move(shown));
   }
   poseEditPending_ = false;
-  QStringList perTask;
-  for (Task task : headTasksInRunOrder()) {
-    if (!contains(tasks, task)) continue;
-    const auto ms = result.inferenceMs.find(task);
-    if (ms != result.inferenceMs.end())
-      perTask << QStringLiteral("%1 %2 ms").arg(taskLabel(task)).arg(ms->second, 0, 'f', 0);
-  }
-  latencyLabel_->setText(fromCache ? tr("cached") : tr("%1 ms").arg(wallMs, 0, 'f', 0));
-  latencyLabel_->setToolTip(perTask.join(QStringLiteral(", ")));
+  const QString perTask = readouts_->showRunTime(tasks, result, wallMs, fromCache);
   QStringList failures;
   for (const auto& [task, reason] : result.taskErrors)
     failures << tr("%1 failed: %2").arg(taskLabel(task), QString::fromStdString(reason));
@@ -660,8 +546,8 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
     statusBar()->showMessage(failures.join(QStringLiteral("; ")), kStatusMessageMs);
   modelControl_->updateLabels();
   updateExportActions();
-  logger().info("results for {}: {}{}", utf8(QFileInfo(path).fileName()),
-                utf8(perTask.join(QStringLiteral(", "))), fromCache ? " (cached)" : "");
+  logger().info("results for {}: {}{}", utf8(QFileInfo(path).fileName()), utf8(perTask),
+                fromCache ? " (cached)" : "");
   Q_EMIT resultShown(path);
 }
 
@@ -671,34 +557,6 @@ void MainWindow::updateExportActions() {
 
 void MainWindow::exportResult(ExportKind kind, const QString& path) {
   exports_->exportResult(kind, path);
-}
-
-void MainWindow::showAbout() {
-  QString components;
-  auto row = [&components](const QString& name, const QString& version) {
-    components +=
-        QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(name.toHtmlEscaped(), version.toHtmlEscaped());
-  };
-  for (const auto& [name, version] : componentVersions()) {
-    row(QString::fromStdString(name), QString::fromStdString(version));
-  }
-  row(QStringLiteral("Qt"), QString::fromLatin1(qVersion()));
-  row(QStringLiteral("VTK"), QString::fromLatin1(vtkVersion::GetVTKVersion()));
-  row(QStringLiteral("OpenCV"), QStringLiteral(CV_VERSION));
-  QMessageBox::about(
-      this, tr("About Sapiens2 Studio"),
-      tr("<h3>Sapiens2 Studio %1</h3><p>Meta's Sapiens2 human-centric vision models: pose, body-part "
-         "segmentation, surface normals, albedo and pointmaps.</p><table>%2</table>")
-          .arg(QString::fromStdString(versionString()).toHtmlEscaped(), components));
-}
-
-void MainWindow::openLogFolder() {
-  const QString folder = QString::fromStdString(log::logDirectory());
-  QDir().mkpath(folder);
-  if (!QDesktopServices::openUrl(QUrl::fromLocalFile(folder))) {
-    statusBar()->showMessage(tr("Log folder: %1").arg(folder), kStatusMessageMs);
-    logger().warn("no file manager to open the log folder {}", utf8(folder));
-  }
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -803,7 +661,7 @@ void MainWindow::presentFrame(const MediaFrame& frame, const QString& key) {
     tracks_.record(frame.index, nobody);
     if (selectedTrack_ >= 0) showSelectedTrack();
   }
-  sizeLabel_->setText(QStringLiteral("%1 x %2").arg(frame.bgr.cols).arg(frame.bgr.rows));
+  readouts_->showPictureSize(frame.bgr.cols, frame.bgr.rows);
   updateExportActions();
   Q_EMIT mediaFrameShown(frame.index);
 }

@@ -48,7 +48,10 @@ namespace sapiens::studio {
 
 class ComputeToolBar;
 class InferenceSession;
+class CompareModeMenu;
 class ExportController;
+class StatusReadouts;
+class ThemeMenu;
 class ModelController;
 class PlaybackController;
 class MediaBrowser;
@@ -169,7 +172,6 @@ class MainWindow : public QMainWindow {
   void createInference();
   void createResultLayers();
   void createModels();
-  void createCompareActions(QMenu* view);
   // The Fine-tuning dock and its View menu entry (main_window_finetune.cpp); after createActions().
   void createFineTuningDock();
   void createPlayback();
@@ -197,12 +199,9 @@ class MainWindow : public QMainWindow {
   void restoreSettings();
   void saveSettings() const;
   void rebuildRecentMenu();
-  void setTheme(Theme theme);
   void stepImage(int delta);
   void chooseImages();
   void chooseFolder();
-  void showAbout();
-  void openLogFolder();
   void onImageLoaded(const QString& path, const cv::Mat& image);
   void onImageFailed(const QString& path, const QString& reason);
   void updateTitle();
@@ -220,15 +219,11 @@ class MainWindow : public QMainWindow {
   QDockWidget* tasksDock_ = nullptr;
   widgets::PointCloudView* cloudView_ = nullptr;
   QDockWidget* cloudDock_ = nullptr;
-  QLabel* latencyLabel_ = nullptr;
-  QLabel* readoutLabel_ = nullptr;
   QMenu* recentMenu_ = nullptr;
-  QActionGroup* themeGroup_ = nullptr;
-  QActionGroup* compareGroup_ = nullptr;
+  ThemeMenu* themeMenu_ = nullptr;
+  CompareModeMenu* compareMenu_ = nullptr;
+  StatusReadouts* readouts_ = nullptr;
   ComputeToolBar* computeBar_ = nullptr;
-  QLabel* sizeLabel_ = nullptr;
-  QLabel* zoomLabel_ = nullptr;
-  QLabel* hoverLabel_ = nullptr;
 
   ImageLoader loader_;
   PlaybackController* playback_ = nullptr;
