@@ -1,19 +1,16 @@
 #include "main_window.h"
 
-#include "background_work.h"
 #include "camera_dialog.h"
-#include "cloud_preview.h"
-#include "compute_devices.h"
 #include "compute_toolbar.h"
 #include "export_controller.h"
 #include "file_dialogs.h"
 #include "help_menu.h"
 #include "inference_session.h"
-#include "inference_worker.h"
 #include "media_browser.h"
 #include "model_browser.h"
 #include "model_controller.h"
 #include "playback_controller.h"
+#include "recent_files_menu.h"
 #include "result_layers.h"
 #include "status_readouts.h"
 #include "tasks_panel.h"
@@ -22,29 +19,16 @@
 #include "image_view.h"
 #include "log_panel.h"
 #include "point_cloud_view.h"
-#include "timeline.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
-#include "sapiens/common/threads.h"
-#include "sapiens/common/version.h"
-#include "sapiens/export/keypoint_metadata.h"
-#include "sapiens/export/map_png.h"
-#include "sapiens/export/point_cloud.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/media/image_io.h"
-#include "sapiens/model/task_checkpoints.h"
 #include "sapiens/pipeline/person_boxes.h"
 
 #include <opencv2/core.hpp>
-#include <opencv2/core/version.hpp>
-#include <opencv2/imgproc.hpp>
 
 #include <QAction>
-#include <QActionGroup>
-#include <QApplication>
 #include <QCloseEvent>
-#include <QDesktopServices>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -54,21 +38,13 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QMimeData>
-#include <QProgressDialog>
 #include <QSettings>
 #include <QStatusBar>
-#include <QToolBar>
 #include <QUrl>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <exception>
-#include <limits>
-#include <memory>
-#include <tuple>
 #include <utility>
 
 namespace sapiens::studio {
@@ -80,10 +56,6 @@ constexpr int kStatusMessageMs = 10000;
 // is one).
 bool isVideoPath(const QString& path) {
   return !QFileInfo(path).isDir() && !hasImageExtension(path.toStdString());
-}
-
-std::string utf8(const QString& text) {
-  return text.toStdString();
 }
 
 }  // namespace
@@ -147,41 +119,31 @@ void MainWindow::createInference() {
   });
 }
 
+QDockWidget* MainWindow::addDock(const QString& title, const char* name, QWidget* widget,
+                                 Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, this);
+  dock->setObjectName(QLatin1String(name));
+  dock->setWidget(widget);
+  addDockWidget(area, dock);
+  return dock;
+}
+
 void MainWindow::createDocks() {
   media_ = new MediaBrowser;
-  mediaDock_ = new QDockWidget(tr("Media"), this);
-  mediaDock_->setObjectName(QStringLiteral("mediaDock"));
-  mediaDock_->setWidget(media_);
-  addDockWidget(Qt::LeftDockWidgetArea, mediaDock_);
-
+  mediaDock_ = addDock(tr("Media"), "mediaDock", media_, Qt::LeftDockWidgetArea);
   models_ = new ModelBrowser;
   models_->setRoot(QString::fromStdString(paths::checkpointRoot()));
-  modelsDock_ = new QDockWidget(tr("Models"), this);
-  modelsDock_->setObjectName(QStringLiteral("modelsDock"));
-  modelsDock_->setWidget(models_);
-  addDockWidget(Qt::LeftDockWidgetArea, modelsDock_);
+  modelsDock_ = addDock(tr("Models"), "modelsDock", models_, Qt::LeftDockWidgetArea);
   tabifyDockWidget(mediaDock_, modelsDock_);
   mediaDock_->raise();
-
   tasksPanel_ = new TasksPanel;
-  tasksDock_ = new QDockWidget(tr("Tasks and Layers"), this);
-  tasksDock_->setObjectName(QStringLiteral("tasksDock"));
-  tasksDock_->setWidget(tasksPanel_);
-  addDockWidget(Qt::RightDockWidgetArea, tasksDock_);
-
+  tasksDock_ = addDock(tr("Tasks and Layers"), "tasksDock", tasksPanel_, Qt::RightDockWidgetArea);
   cloudView_ = new widgets::PointCloudView;
   cloudView_->setObjectName(QStringLiteral("pointCloudView"));
   cloudView_->setMinimumSize(240, 200);
-  cloudDock_ = new QDockWidget(tr("3-D"), this);
-  cloudDock_->setObjectName(QStringLiteral("cloudDock"));
-  cloudDock_->setWidget(cloudView_);
-  addDockWidget(Qt::RightDockWidgetArea, cloudDock_);
-
+  cloudDock_ = addDock(tr("3-D"), "cloudDock", cloudView_, Qt::RightDockWidgetArea);
   logPanel_ = new widgets::LogPanel;
-  logDock_ = new QDockWidget(tr("Log"), this);
-  logDock_->setObjectName(QStringLiteral("logDock"));
-  logDock_->setWidget(logPanel_);
-  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
+  logDock_ = addDock(tr("Log"), "logDock", logPanel_, Qt::BottomDockWidgetArea);
   resizeDocks({mediaDock_}, {260}, Qt::Horizontal);
   resizeDocks({logDock_}, {150}, Qt::Vertical);
 }
@@ -236,10 +198,7 @@ void MainWindow::createActions() {
              [this] { chooseVideo(); });
   makeAction(file, QStringLiteral("actionOpenCamera"), tr("Open &Camera..."),
              QKeySequence(tr("Ctrl+Shift+C")), [this] { chooseCamera(); });
-  recentMenu_ = file->addMenu(tr("&Recent Files"));
-  recentMenu_->setObjectName(QStringLiteral("recentMenu"));
-  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
-  rebuildRecentMenu();
+  recentMenu_ = addRecentFilesMenu(file, recent_, [this](const QString& path) { openPaths({path}); });
   exports_->addMenu(file);
   file->addSeparator();
   makeAction(file, QStringLiteral("actionQuit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); });
@@ -338,23 +297,6 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   QMainWindow::closeEvent(event);
 }
 
-void MainWindow::rebuildRecentMenu() {
-  recentMenu_->clear();
-  const QStringList entries = recent_.entries();
-  for (int i = 0; i < entries.size(); ++i) {
-    const QString path = entries[i];
-    // &1 .. &9, &0: the digit selects the entry while the menu is open.
-    const QString label = QStringLiteral("&%1  %2").arg((i + 1) % 10).arg(QDir::toNativeSeparators(path));
-    QAction* action = recentMenu_->addAction(label);
-    connect(action, &QAction::triggered, this, [this, path] { openPaths({path}); });
-  }
-  if (entries.isEmpty()) recentMenu_->addAction(tr("(none)"))->setEnabled(false);
-  recentMenu_->addSeparator();
-  QAction* clear = recentMenu_->addAction(tr("&Clear Recent Files"));
-  clear->setEnabled(!entries.isEmpty());
-  connect(clear, &QAction::triggered, this, [this] { recent_.clear(); });
-}
-
 void MainWindow::chooseImages() {
   const QStringList files =
       QFileDialog::getOpenFileNames(this, tr("Open Image"), dialogDirectory(), tr(kImageFilter));
@@ -376,15 +318,15 @@ void MainWindow::openPaths(const QStringList& paths) {
     const QFileInfo info(path);
     if (info.isDir()) {
       try {
-        const auto images = listImages(utf8(info.absoluteFilePath()), false);
+        const auto images = listImages(info.absoluteFilePath().toStdString(), false);
         if (images.empty()) {
-          logger().warn("no images (png jpg jpeg bmp tif tiff webp exr) in folder {}", utf8(path));
+          logger().warn("no images (png jpg jpeg bmp tif tiff webp exr) in folder {}", path.toStdString());
           statusBar()->showMessage(tr("No images in %1").arg(path), kStatusMessageMs);
           continue;
         }
         for (const auto& image : images) files << QString::fromStdString(image);
         recent_.add(info.absoluteFilePath());
-        logger().info("opened folder {} ({} images)", utf8(path), images.size());
+        logger().info("opened folder {} ({} images)", path.toStdString(), images.size());
       } catch (const std::exception& e) {
         logger().error("cannot open folder: {}", e.what());
         statusBar()->showMessage(QString::fromStdString(e.what()), kStatusMessageMs);
@@ -429,12 +371,12 @@ void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
   readouts_->showPictureSize(image.cols, image.rows);
   statusBar()->clearMessage();
   updateTitle();
-  logger().info("showing {} ({}x{})", utf8(path), image.cols, image.rows);
+  logger().info("showing {} ({}x{})", path.toStdString(), image.cols, image.rows);
   if (tasksPanel_->runsOnOpen()) runTasks();
 }
 
 void MainWindow::onImageFailed(const QString& path, const QString& reason) {
-  logger().error("cannot open image: {}", utf8(reason));
+  logger().error("cannot open image: {}", reason.toStdString());
   statusBar()->showMessage(reason, kStatusMessageMs);
   Q_EMIT imageFailed(path, reason);
 }
@@ -473,17 +415,10 @@ void MainWindow::runTasks() {
 
 void MainWindow::addPersonBox(const QRectF& imageRect) {
   if (!view_->hasImage() || currentKey_.isEmpty()) return;
-  std::vector<BoundingBox> boxes;
-  if (const FrameResult* result = currentResult()) {
-    for (const PoseInstance& pose : result->poses) boxes.push_back(pose.bbox);
-  }
-  const cv::Mat& image = view_->image();
+  std::vector<BoundingBox> boxes = currentResult() ? poseBoxes(*currentResult()) : std::vector<BoundingBox>();
   try {
-    // Inclusive corners inside the picture, as the core's boxes are.
-    boxes.push_back(checkedBox(std::floor(imageRect.left()), std::floor(imageRect.top()),
-                               std::min(std::ceil(imageRect.right()), double(image.cols - 1)),
-                               std::min(std::ceil(imageRect.bottom()), double(image.rows - 1)),
-                               "the drawn person box"));
+    boxes.push_back(drawnBox(imageRect.left(), imageRect.top(), imageRect.right(), imageRect.bottom(),
+                             view_->image().cols, view_->image().rows));
   } catch (const std::exception& e) {
     statusBar()->showMessage(QString::fromStdString(e.what()), kStatusMessageMs);
     return;
@@ -496,10 +431,7 @@ void MainWindow::addPersonBox(const QRectF& imageRect) {
 void MainWindow::deletePersonBox(int index) {
   const FrameResult* result = currentResult();
   if (!result || index < 0 || index >= int(result->poses.size())) return;
-  std::vector<BoundingBox> boxes;
-  for (int i = 0; i < int(result->poses.size()); ++i) {
-    if (i != index) boxes.push_back(result->poses[std::size_t(i)].bbox);
-  }
+  const std::vector<BoundingBox> boxes = poseBoxes(*result, index);
   if (!boxes.empty()) return runPoseInBoxes(boxes);
   // No box left: nobody to estimate the pose of.
   userBoxes_.clear();
@@ -536,17 +468,14 @@ void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult&
   }
   poseEditPending_ = false;
   const QString perTask = readouts_->showRunTime(tasks, result, wallMs, fromCache);
-  QStringList failures;
-  for (const auto& [task, reason] : result.taskErrors)
-    failures << tr("%1 failed: %2").arg(taskLabel(task), QString::fromStdString(reason));
-  for (const auto& [task, warning] : result.warnings) failures << QString::fromStdString(warning);
-  if (failures.isEmpty())
+  const QString problems = resultProblems(result);
+  if (problems.isEmpty())
     statusBar()->clearMessage();
   else
-    statusBar()->showMessage(failures.join(QStringLiteral("; ")), kStatusMessageMs);
+    statusBar()->showMessage(problems, kStatusMessageMs);
   modelControl_->updateLabels();
   updateExportActions();
-  logger().info("results for {}: {}{}", utf8(QFileInfo(path).fileName()), utf8(perTask),
+  logger().info("results for {}: {}{}", QFileInfo(path).fileName().toStdString(), perTask.toStdString(),
                 fromCache ? " (cached)" : "");
   Q_EMIT resultShown(path);
 }

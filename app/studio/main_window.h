@@ -167,6 +167,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void createDocks();
+  QDockWidget* addDock(const QString& title, const char* name, QWidget* widget, Qt::DockWidgetArea area);
   void createActions();
   void createExports();
   void createInference();
@@ -198,7 +199,6 @@ class MainWindow : public QMainWindow {
   void createStatusBar();
   void restoreSettings();
   void saveSettings() const;
-  void rebuildRecentMenu();
   void stepImage(int delta);
   void chooseImages();
   void chooseFolder();

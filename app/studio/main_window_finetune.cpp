@@ -15,10 +15,7 @@ namespace sapiens::studio {
 
 void MainWindow::createFineTuningDock() {
   fineTunePanel_ = new FineTunePanel;
-  fineTuneDock_ = new QDockWidget(tr("Fine-tuning"), this);
-  fineTuneDock_->setObjectName(QStringLiteral("fineTuningDock"));
-  fineTuneDock_->setWidget(fineTunePanel_);
-  addDockWidget(Qt::RightDockWidgetArea, fineTuneDock_);
+  fineTuneDock_ = addDock(tr("Fine-tuning"), "fineTuningDock", fineTunePanel_, Qt::RightDockWidgetArea);
   fineTuneDock_->hide();  // until View > Fine-tuning (a saved layout may show it)
 
   QAction* toggle = fineTuneDock_->toggleViewAction();

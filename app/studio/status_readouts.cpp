@@ -18,6 +18,14 @@ QLabel* namedLabel(const char* name) {
 
 }  // namespace
 
+QString resultProblems(const FrameResult& result) {
+  QStringList problems;
+  for (const auto& [task, reason] : result.taskErrors)
+    problems << QObject::tr("%1 failed: %2").arg(taskLabel(task), QString::fromStdString(reason));
+  for (const auto& [task, warning] : result.warnings) problems << QString::fromStdString(warning);
+  return problems.join(QStringLiteral("; "));
+}
+
 StatusReadouts::StatusReadouts(QStatusBar* bar, widgets::ImageView* view, const ResultLayers* layers,
                                QLabel* modelLabel, QLabel* rateLabel, QLabel* deviceLabel)
     : QObject(bar),

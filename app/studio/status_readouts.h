@@ -21,6 +21,9 @@ namespace sapiens::studio {
 
 class ResultLayers;
 
+/// What went wrong in a run that gave results: "seg failed: why; <warning>"; empty when nothing did.
+QString resultProblems(const FrameResult& result);
+
 class StatusReadouts : public QObject {
   Q_OBJECT
 

@@ -107,6 +107,25 @@ class PersonBoxesTest : public QObject {
     }
     QVERIFY(detectPeopleHog(cv::Mat(50, 30, CV_8UC3, cv::Scalar(0))).empty());
   }
+
+  // A box drawn over the picture in the studio: whole pixels, inside the picture, or refused.
+  void aDrawnBoxIsClippedToWholePixelsOfThePicture() {
+    const sapiens::BoundingBox box = sapiens::drawnBox(-3.5, 10.2, 130.7, 40.9, 100, 80);
+    QCOMPARE(box.x1, 0.0f);
+    QCOMPARE(box.y1, 10.0f);
+    QCOMPARE(box.x2, 99.0f);  // inclusive corner: the last column
+    QCOMPARE(box.y2, 41.0f);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, sapiens::drawnBox(120, 10, 150, 20, 100, 80));
+    sapiens::FrameResult result;
+    for (float x : {1.0f, 2.0f, 3.0f}) {
+      sapiens::PoseInstance pose;
+      pose.bbox = {x, 0, x + 10, 10};
+      result.poses.push_back(pose);
+    }
+    QCOMPARE(sapiens::poseBoxes(result).size(), std::size_t{3});
+    const auto kept = sapiens::poseBoxes(result, 1);
+    QVERIFY(kept.size() == 2 && kept[0].x1 == 1.0f && kept[1].x1 == 3.0f);
+  }
 };
 
 QTEST_APPLESS_MAIN(PersonBoxesTest)

@@ -151,6 +151,20 @@ BoundingBox checkedBox(double x1, double y1, double x2, double y2, const std::st
   return {static_cast<float>(x1), static_cast<float>(y1), static_cast<float>(x2), static_cast<float>(y2)};
 }
 
+BoundingBox drawnBox(double left, double top, double right, double bottom, int width, int height) {
+  return checkedBox(std::max(0.0, std::floor(left)), std::max(0.0, std::floor(top)),
+                    std::min(std::ceil(right), double(width - 1)),
+                    std::min(std::ceil(bottom), double(height - 1)), "the drawn person box");
+}
+
+std::vector<BoundingBox> poseBoxes(const FrameResult& result, int except) {
+  std::vector<BoundingBox> boxes;
+  for (std::size_t i = 0; i < result.poses.size(); ++i) {
+    if (static_cast<int>(i) != except) boxes.push_back(result.poses[i].bbox);
+  }
+  return boxes;
+}
+
 BoundingBox parseBox(const std::string& text) {
   std::istringstream in(text);
   float v[4];

@@ -49,5 +49,11 @@ BoundingBox parseBox(const std::string& text);
 /// The same checks for corners that are already numbers (e.g. from a JSON box file); `what` names the
 /// box in the message.
 BoundingBox checkedBox(double x1, double y1, double x2, double y2, const std::string& what);
+/// A box drawn over a `width` x `height` picture (any real corners) as the other boxes are: whole pixels,
+/// inclusive corners, clipped to the picture. Throws std::invalid_argument ("the drawn person box ...")
+/// when nothing of it is left.
+BoundingBox drawnBox(double left, double top, double right, double bottom, int width, int height);
+/// The people's boxes in `result`, skipping person `except` (-1: none).
+std::vector<BoundingBox> poseBoxes(const FrameResult& result, int except = -1);
 
 }  // namespace sapiens
