@@ -21,11 +21,11 @@ done
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is needed (apt install clang)" >&2; exit 2; }
 
 # The sources each target needs besides its own file, all free of LibTorch (so they build in a minute).
-json_sources="core/src/export/json_support.cpp core/src/io/atomic_file.cpp core/src/common/log.cpp
+json_sources="core/src/result/json_support.cpp core/src/io/atomic_file.cpp core/src/common/log.cpp
   core/src/common/paths.cpp"
 label_sources="core/src/finetune/label_set.cpp core/src/finetune/frame_labels.cpp core/src/model/task.cpp
-  core/src/export/coco_keypoints.cpp core/src/export/keypoints_json.cpp core/src/export/keypoint_metadata.cpp
-  core/src/export/seg_classes.cpp core/src/export/npy.cpp core/src/export/mask_png.cpp
+  core/src/export/coco_keypoints.cpp core/src/export/keypoints_json.cpp core/src/result/keypoint_metadata.cpp
+  core/src/result/seg_classes.cpp core/src/export/npy.cpp core/src/export/mask_png.cpp
   core/src/export/image_file.cpp core/src/export/overlay.cpp core/src/export/file_extension.cpp
   core/src/media/image_io.cpp $json_sources"
 sources_of() {

@@ -3,7 +3,7 @@
 #include "track_colors.h"
 
 #include "sapiens/common/log.h"
-#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <opencv2/imgproc.hpp>
 

@@ -8,7 +8,7 @@
 // view reports the edit; whoever owns the results re-runs pose). Tracked people (a video) have their
 // box in their track's colour with the id on it; one track can be highlighted, with its path.
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

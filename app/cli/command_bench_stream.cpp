@@ -9,10 +9,10 @@
 
 #include "sapiens/media/frame_source.h"
 #include "sapiens/media/video_writer.h"
-#include "sapiens/pipeline/batch_run.h"
-#include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/frame_pipeline.h"
 #include "sapiens/pipeline/task_models.h"
+#include "sapiens/run/batch_run.h"
+#include "sapiens/run/frame_export.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 
 #include "cli_command.h"
 
-#include "sapiens/pipeline/shard_merge.h"
+#include "sapiens/run/shard_merge.h"
 
 #include <iostream>
 

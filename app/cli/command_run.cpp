@@ -8,10 +8,10 @@
 #include "sapiens/common/log.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/demo_weights.h"
-#include "sapiens/pipeline/batch_run.h"
 #include "sapiens/pipeline/person_box_file.h"
 #include "sapiens/pipeline/person_boxes.h"
-#include "sapiens/pipeline/video_run.h"
+#include "sapiens/run/batch_run.h"
+#include "sapiens/run/video_run.h"
 
 #include <unistd.h>
 

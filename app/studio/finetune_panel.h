@@ -11,7 +11,7 @@
 
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/model/task.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

@@ -2,10 +2,10 @@
 
 #include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/map_png.h"
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/model/model.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <fmt/format.h>
 #include <opencv2/core.hpp>

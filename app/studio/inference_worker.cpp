@@ -2,8 +2,9 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/model/compute_options.h"
-#include "sapiens/pipeline/batch_run.h"
 #include "sapiens/pipeline/run_failure.h"
+#include "sapiens/pipeline/task_analysis.h"
+#include "sapiens/pipeline/task_models.h"
 
 #include <fmt/format.h>
 #include <opencv2/core/mat.hpp>

@@ -6,8 +6,8 @@
 #include "task_set.h"
 
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/preprocess.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

@@ -4,9 +4,9 @@
 #include "task_set.h"
 
 #include "sapiens/common/paths.h"
-#include "sapiens/export/keypoint_metadata.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/finetune/frame_labels.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 
 #include <QAction>
 #include <QActionGroup>

@@ -13,9 +13,9 @@
 #include "tasks_panel.h"
 #include "theme.h"
 
-#include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/person_box_file.h"
 #include "sapiens/pipeline/video_tracks.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

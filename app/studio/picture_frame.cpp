@@ -2,7 +2,7 @@
 
 #include "task_set.h"
 
-#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <opencv2/core.hpp>
 

@@ -5,7 +5,7 @@
 
 #include "sapiens/finetune/frame_labels.h"
 #include "sapiens/finetune/label_set.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

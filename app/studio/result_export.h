@@ -3,8 +3,8 @@
 // core's writer of each file (the same files `sapiens-cli run` writes).
 
 #include "sapiens/model/task.h"
-#include "sapiens/pipeline/frame_export.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
+#include "sapiens/run/frame_export.h"
 
 #include <opencv2/core/mat.hpp>
 

@@ -6,7 +6,7 @@
 
 #include "tasks_panel.h"
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

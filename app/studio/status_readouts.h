@@ -5,7 +5,7 @@
 
 #include "task_set.h"
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <QObject>
 #include <QString>

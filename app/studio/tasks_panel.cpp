@@ -1,6 +1,6 @@
 #include "tasks_panel.h"
 
-#include "sapiens/export/seg_classes.h"
+#include "sapiens/result/seg_classes.h"
 
 #include <QCheckBox>
 #include <QComboBox>

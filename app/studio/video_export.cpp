@@ -4,7 +4,7 @@
 
 #include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
-#include "sapiens/pipeline/video_run.h"
+#include "sapiens/run/video_run.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -12,10 +12,10 @@
 #include "fuzz_support.h"
 #include "sapiens/common/log.h"
 #include "sapiens/export/coco_keypoints.h"
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/finetune/frame_labels.h"
 #include "sapiens/finetune/label_set.h"
+#include "sapiens/io/export_error.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>

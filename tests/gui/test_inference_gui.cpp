@@ -17,9 +17,9 @@
 #include "test_support.h"
 
 #include "sapiens/common/log.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/point_cloud.h"
-#include "sapiens/pipeline/frame_export.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/run/frame_export.h"
 
 #include <opencv2/core.hpp>
 

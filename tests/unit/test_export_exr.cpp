@@ -1,8 +1,8 @@
 // OpenEXR maps: 32-bit float channels named R, G, B (x, y, z in that order) or Y, values back exactly, and
 // a clear error for maps that are not float.
 
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/exr.h"
+#include "sapiens/io/export_error.h"
 #include "test_support.h"
 
 #include <QDir>

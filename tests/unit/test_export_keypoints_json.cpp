@@ -2,9 +2,9 @@
 // nlohmann::json and checked against each schema, read back by our readers, and errors that name the key.
 
 #include "sapiens/export/coco_keypoints.h"
-#include "sapiens/export/export_error.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/keypoints_json.h"
+#include "sapiens/io/export_error.h"
+#include "sapiens/result/keypoint_metadata.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -2,11 +2,11 @@
 // blend, and the normal / albedo / depth visualisations with their exact pixel values; writers that fail
 // with the path and leave nothing behind.
 
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/mask_png.h"
 #include "sapiens/export/overlay.h"
-#include "sapiens/export/seg_classes.h"
+#include "sapiens/io/export_error.h"
+#include "sapiens/result/seg_classes.h"
 #include "test_support.h"
 
 #include <QDir>

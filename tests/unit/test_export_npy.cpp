@@ -1,8 +1,8 @@
 // .npy files: what NumPy's np.load needs (magic, version 1.0, a header dict padded to 64 bytes, raw
 // little-endian C-order data), read back exactly, and clear errors for broken files.
 
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/npy.h"
+#include "sapiens/io/export_error.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -1,11 +1,11 @@
 // The pose overlay: keypoints and links appear in the official colours where the scores pass the threshold
 // and the ends lie inside the picture, nothing changes far from them, and sizes scale with the picture.
 
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/overlay.h"
 #include "sapiens/export/pixel_description.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/export/track_colors.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 #include "test_support.h"
 
 #include <QtTest>

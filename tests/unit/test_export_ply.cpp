@@ -4,10 +4,10 @@
 // that break at depth jumps, and ASCII equal to binary.
 
 #include "file_size_limit.h"
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/ply.h"
 #include "sapiens/export/point_cloud.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/io/export_error.h"
+#include "sapiens/result/frame_result.h"
 #include "test_support.h"
 
 #include <QDir>

@@ -7,7 +7,6 @@
 #include "pipeline/output_check.h"
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/export/exr.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/export/ply.h"
@@ -17,6 +16,7 @@
 #include "sapiens/pipeline/pose_flip.h"
 #include "sapiens/pipeline/postprocess.h"
 #include "sapiens/pipeline/temporal_smoothing.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <ATen/ATen.h>
 #include <QElapsedTimer>

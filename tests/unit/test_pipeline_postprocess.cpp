@@ -7,8 +7,8 @@
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
 #include "sapiens/model/tensor_difference.h"
-#include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/postprocess.h"
+#include "sapiens/result/frame_result.h"
 #include "test_support.h"
 
 #include "cuda/kernels.h"

@@ -1,8 +1,8 @@
 #include "sapiens/export/coco_keypoints.h"
 
-#include "export/json_support.h"
-#include "sapiens/export/export_error.h"
+#include "result/json_support.h"
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/io/export_error.h"
 
 #include <cmath>
 #include <map>

@@ -1,7 +1,7 @@
 #include "sapiens/export/exr.h"
 
-#include "sapiens/export/export_error.h"
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/io/export_error.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>

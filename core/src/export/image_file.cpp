@@ -1,8 +1,8 @@
 #include "sapiens/export/image_file.h"
 
 #include "export/file_extension.h"
-#include "sapiens/export/export_error.h"
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/io/export_error.h"
 
 #include <opencv2/imgcodecs.hpp>
 

@@ -1,7 +1,7 @@
 #include "sapiens/export/map_png.h"
 
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/image_file.h"
+#include "sapiens/io/export_error.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>

@@ -2,9 +2,9 @@
 
 #include "export/file_extension.h"
 #include "export/png_by_rows.h"
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/image_file.h"
 #include "sapiens/export/overlay.h"
+#include "sapiens/io/export_error.h"
 
 #include <opencv2/core.hpp>
 

@@ -1,8 +1,8 @@
 #include "sapiens/export/overlay.h"
 
-#include "sapiens/export/keypoint_metadata.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/export/track_colors.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>

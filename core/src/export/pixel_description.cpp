@@ -1,7 +1,7 @@
 #include "sapiens/export/pixel_description.h"
 
-#include "sapiens/export/keypoint_metadata.h"
-#include "sapiens/export/seg_classes.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 #include "sapiens/export/ply.h"
 
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/io/export_error.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,7 @@
 #include "export/png_by_rows.h"
 
-#include "sapiens/export/export_error.h"
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/io/export_error.h"
 
 #include <png.h>
 #include <zlib.h>

@@ -1,6 +1,6 @@
 #include "sapiens/export/point_cloud.h"
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core.hpp>
 

@@ -2,11 +2,11 @@
 
 #include "adamw.h"
 #include "sapiens/common/log.h"
-#include "sapiens/export/keypoint_metadata.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/finetune/finetuned_model_file.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/model_error.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 #include "task_losses.h"
 #include "taught_branch.h"
 #include "training_samples.h"

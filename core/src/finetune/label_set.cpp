@@ -1,15 +1,15 @@
 #include "sapiens/finetune/label_set.h"
 
-#include "export/json_support.h"
+#include "result/json_support.h"
 #include "sapiens/common/log.h"
 #include "sapiens/export/coco_keypoints.h"
-#include "sapiens/export/export_error.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/npy.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/finetune/frame_labels.h"
+#include "sapiens/io/export_error.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/media/media_error.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

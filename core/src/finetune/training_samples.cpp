@@ -1,9 +1,9 @@
 #include "training_samples.h"
 
 #include "sapiens/common/paths.h"
-#include "sapiens/export/keypoint_metadata.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/pipeline/pose_crop.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -3,8 +3,8 @@
 #include "sapiens/common/log.h"
 #include "sapiens/common/threads.h"
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/batch_run.h"
 #include "sapiens/pipeline/frame_queue.h"
+#include "sapiens/pipeline/task_analysis.h"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 // then turn those pixels into "no value" silently. Counted per picture so that a run says so.
 
 #include "sapiens/model/task.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <ATen/core/Tensor.h>
 

@@ -6,8 +6,8 @@
 // any other as (0, 0, 0) "not labelled", the COCO convention for absent keypoints (pycocotools ignores
 // them). Raw heatmap scores do not tell occluded from absent, so the flag 1 is never written.
 
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/keypoints_json.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <array>
 #include <cstdint>

@@ -5,7 +5,7 @@
 //                                             "keypoints": [[x, y], ...], "keypoint_scores": [...]}]}]}
 // One file per picture (one frame) or per video (one frame per decoded frame).
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <optional>
 #include <string>

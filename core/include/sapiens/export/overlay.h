@@ -2,7 +2,7 @@
 // Results drawn over the picture: the official pose visualisation (pose_render_utils.visualize_keypoints)
 // plus the person boxes, and the official segmentation blend (SegVisualizer).
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

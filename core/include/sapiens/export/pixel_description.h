@@ -1,7 +1,7 @@
 #pragma once
 // What the results say about one pixel, in words: the hover read-out of a viewer.
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // One colour per person track, the same in annotated videos and in the studio: hues a golden angle
 // apart, so that neighbouring ids never look alike.
 
-#include "sapiens/export/rgb.h"
+#include "sapiens/result/rgb.h"
 
 namespace sapiens {
 

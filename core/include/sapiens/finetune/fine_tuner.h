@@ -17,7 +17,7 @@
 #include "sapiens/finetune/training_settings.h"
 #include "sapiens/model/model.h"
 #include "sapiens/model/model_error.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <ATen/core/Tensor.h>
 #include <opencv2/core/mat.hpp>

@@ -2,7 +2,7 @@
 // One labelled frame as pixels and numbers: what labelling tools edit and training consumes.
 
 #include "sapiens/finetune/label_set.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

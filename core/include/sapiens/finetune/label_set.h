@@ -15,9 +15,9 @@
 //
 // Every write goes through AtomicFile: a killed process leaves the previous file or the new one.
 
-#include "sapiens/export/rgb.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/model/task.h"
+#include "sapiens/result/rgb.h"
 
 #include <cstddef>
 #include <optional>

@@ -7,7 +7,7 @@
 //                                                          them, else the automatic ones
 // A detector or annotation tool's output converts to the second form with a few lines of script.
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <cstdint>
 #include <map>

@@ -5,7 +5,7 @@
 //   detector      OpenCV's HOG people detector (ships with OpenCV; weak on partial bodies)
 //   full-image    [0, 0, W-1, H-1], the official demo's fallback when its detector finds nobody
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

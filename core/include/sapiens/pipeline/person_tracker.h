@@ -5,7 +5,7 @@
 // keypoints agree (OKS); a track survives a few frames without its person (occlusion, a missed
 // detection) and ends after more. A person no track takes gets a new id, never one used before.
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <memory>
 #include <vector>

@@ -3,8 +3,8 @@
 // function takes the output of one batch item (C, h, w) or a batch (B, C, h, w) with the item's index, on
 // any device, and does the heavy work there; only the final image-sized result is copied to the host.
 
-#include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/preprocess.h"
+#include "sapiens/result/frame_result.h"
 
 #include <ATen/core/Tensor.h>
 #include <opencv2/core/mat.hpp>

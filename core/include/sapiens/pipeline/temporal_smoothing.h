@@ -5,7 +5,7 @@
 // the change stays below a threshold, so depth edges and moving people restart at once instead of
 // leaving a trail. This is what removes the frame-to-frame flicker of pointmaps users report.
 
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <map>
 #include <vector>

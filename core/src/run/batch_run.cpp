@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/batch_run.h"
+#include "sapiens/run/batch_run.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
@@ -8,14 +8,12 @@
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/export/exr.h"
 #include "sapiens/export/image_file.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/mask_png.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/export/overlay.h"
 #include "sapiens/export/point_cloud.h"
-#include "sapiens/export/seg_classes.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/architecture.h"
@@ -23,10 +21,12 @@
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/demo_weights.h"
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/image_inference.h"
 #include "sapiens/pipeline/person_boxes.h"
 #include "sapiens/pipeline/task_models.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
+#include "sapiens/run/frame_export.h"
 
 #include <nlohmann/json.hpp>
 
@@ -89,62 +89,6 @@ std::vector<std::string> expandInputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> files;
   for (auto& p : planInputs(inputs, "")) files.push_back(p.path);
   return files;
-}
-
-std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
-                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
-                                          const std::vector<BoundingBox>& userBoxes) {
-  return analyzeTaskBatch(
-      model, images, frames, inputSize,
-      std::vector<PictureBoxes>(images.size(), userBoxes.empty() ? PictureBoxes() : PictureBoxes(userBoxes)));
-}
-
-std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<cv::Mat>& images,
-                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
-                                          const std::vector<PictureBoxes>& boxes) {
-  if (boxes.size() != images.size())
-    throw std::invalid_argument(
-        fmt::format("analyzeTaskBatch: {} box lists for {} pictures", boxes.size(), images.size()));
-  AnalysisOptions analysis;
-  analysis.inputSize = inputSize;
-  analysis.pose.inputSize = inputSize;
-  std::vector<std::string> boxSources(images.size());
-  if (model.task() != Task::Pose) {
-    analyzeImages(model, images, frames, analysis);
-    return boxSources;
-  }
-  // Pictures where the user says nobody is get no pose; the others go through in one pass.
-  std::vector<cv::Mat> posed;
-  std::vector<FrameResult*> posedFrames;
-  std::vector<std::vector<BoundingBox>> personBoxes;
-  std::vector<std::size_t> posedIndices;
-  for (std::size_t i = 0; i < images.size(); ++i) {
-    if (boxes[i] && boxes[i]->empty()) {
-      boxSources[i] = "user";
-      frames[i]->poses.clear();
-      continue;
-    }
-    PersonBoxRequest request;
-    if (boxes[i]) request.userBoxes = *boxes[i];
-    if (frames[i]->has(Task::Seg)) request.segLabels = &frames[i]->segLabels;
-    personBoxes.emplace_back();
-    for (const SourcedBox& b : choosePersonBoxes(images[i], request)) {
-      personBoxes.back().push_back(b.box);
-      boxSources[i] = b.source;
-    }
-    posed.push_back(images[i]);
-    posedFrames.push_back(frames[i]);
-    posedIndices.push_back(i);
-  }
-  if (!posed.empty()) analyzeImages(model, posed, posedFrames, analysis, personBoxes);
-  for (std::size_t i : posedIndices)
-    for (PoseInstance& pose : frames[i]->poses) pose.bboxSource = boxSources[i];
-  return boxSources;
-}
-
-std::string analyzeTask(const Model& model, const cv::Mat& bgr, FrameResult& frame, InputSize inputSize,
-                        const std::vector<BoundingBox>& userBoxes) {
-  return analyzeTaskBatch(model, {bgr}, {&frame}, inputSize, userBoxes).front();
 }
 
 namespace {

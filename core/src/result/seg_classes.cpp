@@ -1,6 +1,6 @@
-#include "sapiens/export/seg_classes.h"
+#include "sapiens/result/seg_classes.h"
 
-#include "export/json_support.h"
+#include "result/json_support.h"
 #include "sapiens/common/paths.h"
 
 namespace sapiens {

@@ -6,11 +6,12 @@
 // Front ends supply progress and cancellation.
 
 #include "sapiens/model/task.h"
-#include "sapiens/pipeline/frame_export.h"
-#include "sapiens/pipeline/frame_result.h"
 #include "sapiens/pipeline/preprocess.h"
-#include "sapiens/pipeline/shard.h"
+#include "sapiens/pipeline/task_analysis.h"
 #include "sapiens/pipeline/task_models.h"
+#include "sapiens/result/frame_result.h"
+#include "sapiens/run/frame_export.h"
+#include "sapiens/run/shard.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -79,26 +80,6 @@ struct BatchSummary {
 /// Expands folders into their images (recursive, sorted); files are kept as given, missing ones too
 /// (they fail when read, with their own message).
 std::vector<std::string> expandInputs(const std::vector<std::string>& inputs);
-
-/// One task model on one picture, into `frame` (analyzeImage at `inputSize`). For pose the person boxes
-/// come from choosePersonBoxes: `userBoxes`, else the frame's segmentation when seg already ran, else the
-/// detector, else the whole picture; every pose records that source, which is returned ("" otherwise).
-std::string analyzeTask(const class Model& model, const cv::Mat& bgr, FrameResult& frame, InputSize inputSize,
-                        const std::vector<BoundingBox>& userBoxes = {});
-
-/// analyzeTask for several pictures with one forward pass (analyzeImages); the box source per picture.
-std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::vector<cv::Mat>& images,
-                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
-                                          const std::vector<BoundingBox>& userBoxes = {});
-
-/// The user's person boxes for one picture: nullopt leaves them to choosePersonBoxes; a list, even an
-/// empty one (nobody to pose there), is taken as it is.
-using PictureBoxes = std::optional<std::vector<BoundingBox>>;
-
-/// analyzeTaskBatch with the user's boxes per picture (`boxes` has one entry per picture).
-std::vector<std::string> analyzeTaskBatch(const class Model& model, const std::vector<cv::Mat>& images,
-                                          const std::vector<FrameResult*>& frames, InputSize inputSize,
-                                          const std::vector<PictureBoxes>& boxes);
 
 /// Runs everything. Throws only for problems that stop all work (no output folder, no task could load);
 /// per-picture and per-task problems are in the summary and the manifest.

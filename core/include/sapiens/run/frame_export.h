@@ -5,7 +5,7 @@
 
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/ply.h"
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
 

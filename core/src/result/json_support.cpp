@@ -1,6 +1,6 @@
-#include "export/json_support.h"
+#include "result/json_support.h"
 
-#include "sapiens/export/export_error.h"
+#include "sapiens/io/export_error.h"
 
 #include <charconv>
 #include <cmath>

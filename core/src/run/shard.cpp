@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/shard.h"
+#include "sapiens/run/shard.h"
 
 #include <stdexcept>
 

@@ -5,10 +5,10 @@
 // STEM_frames/, numbered PLY files for pointmaps, and a results.json manifest. Whatever was processed
 // before a failure or a cancel is written and valid.
 
-#include "sapiens/pipeline/frame_export.h"
 #include "sapiens/pipeline/frame_pipeline.h"
-#include "sapiens/pipeline/shard.h"
 #include "sapiens/pipeline/task_models.h"
+#include "sapiens/run/frame_export.h"
+#include "sapiens/run/shard.h"
 
 #include <cstdint>
 #include <functional>

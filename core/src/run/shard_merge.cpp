@@ -1,10 +1,10 @@
-#include "sapiens/pipeline/shard_merge.h"
+#include "sapiens/run/shard_merge.h"
 
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/media/video_concat.h"
 #include "sapiens/pipeline/person_tracker.h"
-#include "sapiens/pipeline/shard.h"
+#include "sapiens/run/shard.h"
 
 #include <nlohmann/json.hpp>
 

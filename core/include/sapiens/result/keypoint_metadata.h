@@ -2,7 +2,7 @@
 // The 308-keypoint layout of the Sapiens2 pose models (resources/data/keypoints308.json): names in output
 // channel order, the skeleton and the colours of the official visualisation.
 
-#include "sapiens/export/rgb.h"
+#include "sapiens/result/rgb.h"
 
 #include <array>
 #include <cstddef>

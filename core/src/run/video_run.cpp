@@ -1,15 +1,15 @@
-#include "sapiens/pipeline/video_run.h"
+#include "sapiens/run/video_run.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/version.h"
-#include "sapiens/export/export_error.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/io/export_error.h"
 #include "sapiens/media/video_writer.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/demo_weights.h"
-#include "sapiens/pipeline/frame_export.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/run/frame_export.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 #pragma once
-// The one exception type of export/: a result that cannot be written (or a written file that cannot be
-// read back) as the requested format. The message always names the file. Failures of the write itself
-// (missing or read-only folder, full disk) arrive as the IoError that AtomicFile throws, which also names
-// the file; catching IoError catches both.
+// The exception of export/ and of the JSON files core reads: a result that cannot be written, or a
+// file that cannot be read back, as the requested format. The message always names the file. Failures of
+// the write itself (missing or read-only folder, full disk) arrive as the IoError that AtomicFile throws,
+// which also names the file; catching IoError catches both.
 
 #include "sapiens/io/atomic_file.h"
 

@@ -1,17 +1,17 @@
-#include "sapiens/pipeline/frame_export.h"
+#include "sapiens/run/frame_export.h"
 
 #include "sapiens/export/coco_keypoints.h"
-#include "sapiens/export/export_error.h"
 #include "sapiens/export/exr.h"
 #include "sapiens/export/image_file.h"
-#include "sapiens/export/keypoint_metadata.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/export/mask_png.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/export/overlay.h"
 #include "sapiens/export/point_cloud.h"
-#include "sapiens/export/seg_classes.h"
+#include "sapiens/io/export_error.h"
 #include "sapiens/model/demo_weights.h"
+#include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/seg_classes.h"
 
 #include <fmt/format.h>
 

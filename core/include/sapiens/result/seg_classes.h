@@ -2,7 +2,7 @@
 // The 29 body-part classes of the Sapiens2 segmentation models (resources/data/seg29.json): names in
 // output channel order and the official visualisation palette.
 
-#include "sapiens/export/rgb.h"
+#include "sapiens/result/rgb.h"
 
 #include <cstddef>
 #include <string>

@@ -1,6 +1,6 @@
-#include "sapiens/export/keypoint_metadata.h"
+#include "sapiens/result/keypoint_metadata.h"
 
-#include "export/json_support.h"
+#include "result/json_support.h"
 #include "sapiens/common/paths.h"
 
 namespace sapiens {

@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/frame_result.h"
+#include "sapiens/result/frame_result.h"
 
 #include <fmt/format.h>
 

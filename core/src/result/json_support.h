@@ -2,7 +2,7 @@
 // Reading and writing the JSON files of export/: a cursor that names the key path of anything missing
 // or mistyped, and float values written as their shortest decimal form.
 
-#include "sapiens/export/rgb.h"
+#include "sapiens/result/rgb.h"
 
 #include <nlohmann/json.hpp>
 
