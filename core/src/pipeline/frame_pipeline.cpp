@@ -77,10 +77,7 @@ PictureBoxes userBoxesFor(const FramePipelineOptions& options, std::int64_t inde
   return std::nullopt;
 }
 
-}  // namespace
-
-FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOptions& options,
-                                    const FramePipelineCallbacks& callbacks) {
+void checkOptions(const FramePipelineOptions& options) {
   if (options.models.empty()) throw std::invalid_argument("frame pipeline: no task model");
   for (const TaskModel& m : options.models)
     if (m.model == nullptr) throw std::invalid_argument("frame pipeline: a task model is missing");
@@ -88,167 +85,215 @@ FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOpti
   if (selection.first < 0 || selection.every < 1 || (selection.end >= 0 && selection.end < selection.first))
     throw std::invalid_argument(fmt::format("frame pipeline: bad frame selection {}:{} every {}",
                                             selection.first, selection.end, selection.every));
+}
 
-  const bool live = source.info().live;
-  const std::size_t batchSize = live ? 1 : std::max<std::size_t>(1, options.batchSize);
-  const auto started = Clock::now();
-  FramePipelineStats stats;
-  Failure failure;
-  std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> decoded{0}, sourceGaps{0};
-  std::atomic<double> decodeBusy{0}, analyseBusy{0};
+// The three stages and what they share: decode -> analyse -> sink, each on its own thread.
+class PipelineRun {
+ public:
+  PipelineRun(FrameSource& source, const FramePipelineOptions& options,
+              const FramePipelineCallbacks& callbacks)
+      : source_(source),
+        options_(options),
+        callbacks_(callbacks),
+        live_(source.info().live),
+        batchSize_(live_ ? 1 : std::max<std::size_t>(1, options.batchSize)),
+        helperNiceness_(threads::thisThreadNiceness() + threads::kHelperNicenessStep),
+        decodedFrames_(options.queueCapacity),
+        analysedFrames_(options.queueCapacity) {}
 
-  BoundedQueue<CapturedFrame> decodedFrames(options.queueCapacity);
-  LatestSlot<CapturedFrame> latestFrame;
-  BoundedQueue<ProcessedFrame> analysedFrames(options.queueCapacity);
-  auto stopAll = [&] {
-    stop = true;
-    decodedFrames.close();
-    latestFrame.close();
-    analysedFrames.close();
-  };
+  FramePipelineStats run() {
+    std::thread decoder([this] { decode(); });
+    std::thread analyser([this] { analyse(); });
+    std::thread sinkStage([this] { sink(); });
+    // The caller's thread only watches for a cancel.
+    while (!sinkDone_) {
+      if (callbacks_.isCancelled && callbacks_.isCancelled()) {
+        stats_.cancelled = true;  // the sink thread never writes this field
+        stopAll();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    sinkStage.join();
+    decoder.join();
+    analyser.join();
+    stats_.decoded = decoded_;
+    stats_.dropped = sourceGaps_ + latestFrame_.dropped();
+    stats_.decodeBusySeconds = decodeBusy_;
+    stats_.analyseBusySeconds = analyseBusy_;
+    stats_.wallSeconds = secondsSince(started_);
+    failure_.copyTo(stats_);
+    return stats_;
+  }
 
-  const int helperNiceness = threads::thisThreadNiceness() + threads::kHelperNicenessStep;
-  std::thread decoder([&] {
-    threads::lowerThisThreadPriority(helperNiceness);
+ private:
+  void stopAll() {
+    stop_ = true;
+    decodedFrames_.close();
+    latestFrame_.close();
+    analysedFrames_.close();
+  }
+
+  void decode() {
+    threads::lowerThisThreadPriority(helperNiceness_);
+    const FrameSelection& selection = options_.selection;
     SelectionFilter filter(selection);
     std::int64_t lastIndex = -1;
     try {
-      if (!live && selection.first > 0 && source.seekable()) source.seek(selection.first);
-      while (!stop) {
+      if (!live_ && selection.first > 0 && source_.seekable()) source_.seek(selection.first);
+      while (!stop_) {
         const auto t0 = Clock::now();
-        std::optional<Frame> frame = source.next();
-        decodeBusy = decodeBusy + (live ? 0.0 : secondsSince(t0));
+        std::optional<Frame> frame = source_.next();
+        decodeBusy_ = decodeBusy_ + (live_ ? 0.0 : secondsSince(t0));
         if (!frame || filter.finished(frame->index)) break;
-        if (live && lastIndex >= 0 && frame->index > lastIndex + 1)
-          sourceGaps += frame->index - lastIndex - 1;
+        if (live_ && lastIndex >= 0 && frame->index > lastIndex + 1)
+          sourceGaps_ += frame->index - lastIndex - 1;
         lastIndex = frame->index;
         if (!filter.keep(frame->index)) continue;
-        ++decoded;
+        ++decoded_;
         CapturedFrame captured{std::move(*frame), Clock::now()};
-        if (!(live ? latestFrame.push(std::move(captured)) : decodedFrames.push(std::move(captured)))) break;
+        if (!(live_ ? latestFrame_.push(std::move(captured)) : decodedFrames_.push(std::move(captured))))
+          break;
         if (filter.exhausted()) break;
       }
     } catch (const std::exception& e) {
-      failure.set("decode", e.what());  // the frames already decoded still go through
+      failure_.set("decode", e.what());  // the frames already decoded still go through
     }
-    decodedFrames.close();
-    latestFrame.close();
-  });
+    decodedFrames_.close();
+    latestFrame_.close();
+  }
 
-  std::thread analyser([&] {
+  // The next frames to analyse: one, and (files) as many more as are decoded, up to the batch size.
+  std::vector<CapturedFrame> nextBatch() {
+    std::vector<CapturedFrame> batch;
+    std::optional<CapturedFrame> first = live_ ? latestFrame_.pop() : decodedFrames_.pop();
+    if (!first || stop_) return batch;
+    batch.push_back(std::move(*first));
+    while (batch.size() < batchSize_) {
+      std::optional<CapturedFrame> more = decodedFrames_.tryPop();
+      if (!more) break;
+      batch.push_back(std::move(*more));
+    }
+    return batch;
+  }
+
+  // A task that fails on these frames fails there only (the others' results go on); should every task
+  // fail, the run stops with that error.
+  std::vector<ProcessedFrame> analyseBatch(const std::vector<CapturedFrame>& batch) {
+    std::vector<ProcessedFrame> processed(batch.size());
+    std::vector<cv::Mat> images;
+    std::vector<FrameResult*> results;
+    std::vector<PictureBoxes> boxes;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      images.push_back(batch[i].frame.bgr);
+      results.push_back(&processed[i].result);
+      boxes.push_back(userBoxesFor(options_, batch[i].frame.index));
+    }
+    for (const TaskModel& m : options_.models) {
+      try {
+        const auto sources = analyzeTaskBatch(*m.model, images, results, m.inputSize, boxes);
+        for (std::size_t i = 0; i < batch.size(); ++i)
+          if (!sources[i].empty()) processed[i].personBoxSource = sources[i];
+      } catch (const std::exception& e) {
+        for (FrameResult* r : results) r->taskErrors[m.model->task()] = e.what();
+      }
+    }
+    if (std::all_of(results.begin(), results.end(),
+                    [&](const FrameResult* r) { return r->taskErrors.size() >= options_.models.size(); }))
+      throw std::runtime_error(results.front()->taskErrors.begin()->second);
+    return processed;
+  }
+
+  void analyse() {
     try {
-      while (!stop) {
-        std::vector<CapturedFrame> batch;
-        std::optional<CapturedFrame> first = live ? latestFrame.pop() : decodedFrames.pop();
-        if (!first || stop) break;
-        batch.push_back(std::move(*first));
-        while (batch.size() < batchSize) {
-          std::optional<CapturedFrame> more = decodedFrames.tryPop();
-          if (!more) break;
-          batch.push_back(std::move(*more));
-        }
+      while (!stop_) {
+        std::vector<CapturedFrame> batch = nextBatch();
+        if (batch.empty()) break;
         const auto t0 = Clock::now();
-        std::vector<ProcessedFrame> processed(batch.size());
-        std::vector<cv::Mat> images;
-        std::vector<FrameResult*> results;
-        for (std::size_t i = 0; i < batch.size(); ++i) {
-          images.push_back(batch[i].frame.bgr);
-          results.push_back(&processed[i].result);
-        }
-        std::vector<PictureBoxes> boxes;
-        for (const CapturedFrame& captured : batch)
-          boxes.push_back(userBoxesFor(options, captured.frame.index));
-        // A task that fails on these frames fails there only (the others' results go on); should every
-        // task fail, the run stops with that error as before.
-        for (const TaskModel& m : options.models) {
-          try {
-            const auto sources = analyzeTaskBatch(*m.model, images, results, m.inputSize, boxes);
-            for (std::size_t i = 0; i < batch.size(); ++i)
-              if (!sources[i].empty()) processed[i].personBoxSource = sources[i];
-          } catch (const std::exception& e) {
-            for (FrameResult* r : results) r->taskErrors[m.model->task()] = e.what();
-          }
-        }
-        if (std::all_of(results.begin(), results.end(),
-                        [&](const FrameResult* r) { return r->taskErrors.size() >= options.models.size(); }))
-          throw std::runtime_error(results.front()->taskErrors.begin()->second);
-        analyseBusy = analyseBusy + secondsSince(t0);
+        std::vector<ProcessedFrame> processed = analyseBatch(batch);
+        analyseBusy_ = analyseBusy_ + secondsSince(t0);
         for (std::size_t i = 0; i < batch.size(); ++i) {
           processed[i].frame = std::move(batch[i].frame);
           processed[i].latencyMs =
               std::chrono::duration<double, std::milli>(Clock::now() - batch[i].captured).count();
-          if (!analysedFrames.push(std::move(processed[i]))) return;
+          if (!analysedFrames_.push(std::move(processed[i]))) return;
         }
       }
     } catch (const std::exception& e) {
-      failure.set("analyse", e.what());
+      failure_.set("analyse", e.what());
       stopAll();
     }
-    analysedFrames.close();
-  });
+    analysedFrames_.close();
+  }
 
-  std::atomic<bool> sinkDone{false};
-  std::thread sinkStage([&] {
-    threads::lowerThisThreadPriority(helperNiceness);
+  void countFrame(const ProcessedFrame& item, double& latencySum) {
+    ++stats_.processed;
+    latencySum += item.latencyMs;
+    stats_.maxLatencyMs = std::max(stats_.maxLatencyMs, item.latencyMs);
+    stats_.meanLatencyMs = latencySum / static_cast<double>(stats_.processed);
+    stats_.decoded = decoded_;
+    stats_.dropped = sourceGaps_ + latestFrame_.dropped();
+    stats_.wallSeconds = secondsSince(started_);
+  }
+
+  void sink() {
+    threads::lowerThisThreadPriority(helperNiceness_);
     std::optional<PersonTracker> tracker;
-    if (options.tracking) tracker.emplace(*options.tracking);
+    if (options_.tracking) tracker.emplace(*options_.tracking);
     std::optional<TemporalSmoother> smoother;
-    if (options.smoothing) smoother.emplace(*options.smoothing);
+    if (options_.smoothing) smoother.emplace(*options_.smoothing);
     double latencySum = 0;
-    while (!stop) {
-      std::optional<ProcessedFrame> item = analysedFrames.popFor(std::chrono::milliseconds(50));
+    while (!stop_) {
+      std::optional<ProcessedFrame> item = analysedFrames_.popFor(std::chrono::milliseconds(50));
       if (!item) {
-        if (analysedFrames.closed()) break;
+        if (analysedFrames_.closed()) break;
         continue;
       }
       const auto t0 = Clock::now();
       try {
         if (tracker) {
           tracker->assign(item->result);
-          stats.tracks = tracker->tracksStarted();
+          stats_.tracks = tracker->tracksStarted();
         }
         if (smoother) smoother->apply(item->result, item->frame.timestampSeconds);
         item->latencyMs =
             std::chrono::duration<double, std::milli>(Clock::now() - t0).count() + item->latencyMs;
-        if (callbacks.sink) callbacks.sink(*item);
+        if (callbacks_.sink) callbacks_.sink(*item);
       } catch (const std::exception& e) {
-        failure.set("sink", e.what());
+        failure_.set("sink", e.what());
         stopAll();
         break;
       }
-      stats.sinkBusySeconds += secondsSince(t0);
-      ++stats.processed;
-      latencySum += item->latencyMs;
-      stats.maxLatencyMs = std::max(stats.maxLatencyMs, item->latencyMs);
-      stats.meanLatencyMs = latencySum / static_cast<double>(stats.processed);
-      stats.decoded = decoded;
-      stats.dropped = sourceGaps + latestFrame.dropped();
-      stats.wallSeconds = secondsSince(started);
-      if (callbacks.onProgress) callbacks.onProgress(stats);
+      stats_.sinkBusySeconds += secondsSince(t0);
+      countFrame(*item, latencySum);
+      if (callbacks_.onProgress) callbacks_.onProgress(stats_);
     }
-    sinkDone = true;
-  });
-  // The caller's thread only watches for a cancel.
-  while (!sinkDone) {
-    if (callbacks.isCancelled && callbacks.isCancelled()) {
-      stats.cancelled = true;  // the sink thread never writes this field
-      stopAll();
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    sinkDone_ = true;
   }
-  sinkStage.join();
-  decoder.join();
-  analyser.join();
 
-  stats.decoded = decoded;
-  stats.dropped = sourceGaps + latestFrame.dropped();
-  stats.decodeBusySeconds = decodeBusy;
-  stats.analyseBusySeconds = analyseBusy;
-  stats.wallSeconds = secondsSince(started);
-  failure.copyTo(stats);
-  return stats;
+  FrameSource& source_;
+  const FramePipelineOptions& options_;
+  const FramePipelineCallbacks& callbacks_;
+  const bool live_;
+  const std::size_t batchSize_;
+  const int helperNiceness_;
+  const Clock::time_point started_ = Clock::now();
+  FramePipelineStats stats_;
+  Failure failure_;
+  std::atomic<bool> stop_{false}, sinkDone_{false};
+  std::atomic<std::int64_t> decoded_{0}, sourceGaps_{0};
+  std::atomic<double> decodeBusy_{0}, analyseBusy_{0};
+  BoundedQueue<CapturedFrame> decodedFrames_;
+  LatestSlot<CapturedFrame> latestFrame_;
+  BoundedQueue<ProcessedFrame> analysedFrames_;
+};
+
+}  // namespace
+
+FramePipelineStats runFramePipeline(FrameSource& source, const FramePipelineOptions& options,
+                                    const FramePipelineCallbacks& callbacks) {
+  checkOptions(options);
+  return PipelineRun(source, options, callbacks).run();
 }
 
 }  // namespace sapiens

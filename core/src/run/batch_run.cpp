@@ -1,5 +1,7 @@
 #include "sapiens/run/batch_run.h"
 
+#include "run_manifest.h"
+
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
 #include "sapiens/common/resource_usage.h"
@@ -154,60 +156,20 @@ bool takeTaskProblems(const FrameResult& frame, std::size_t tasks, InputOutcome&
   return false;
 }
 
-}  // namespace
+// What the reading, analysing and exporting of the groups share.
+struct GroupedRun {
+  GroupedRun(const BatchRunOptions& o, const std::vector<LoadedModel>& m, std::vector<PlannedInput> p)
+      : options(o), models(m), planned(std::move(p)) {}
 
-BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks) {
-  const auto started = std::chrono::steady_clock::now();
-  BatchSummary summary;
-  if (options.models.tasks.empty())
-    throw std::invalid_argument("no task chosen (pose, seg, normal, albedo, pointmap)");
-  std::error_code ec;
-  fs::create_directories(options.outputDir, ec);
-  if (ec || !fs::is_directory(options.outputDir))
-    throw IoError("cannot create the output folder " + options.outputDir + ": " + ec.message());
-
-  LoadedTaskModels loaded = loadTaskModels(options.models);
-  summary.demoTasks = loaded.demoTasks;
-  std::vector<LoadedModel>& models = loaded.models;
-  summary.taskErrors = loaded.errors;
-  for (const LoadedModel& m : models) summary.tasksRun.push_back(m.task);
-  if (models.empty()) throw std::runtime_error("no model could be loaded: " + summary.taskErrors.front());
-
-  nlohmann::json manifest;
-  manifest["tool"] = "sapiens-cli " + versionString();
-  manifest["device"] = models.front().model.device().str();
-  manifest["dtype"] = computeDtypeName(models.front().model.dtype());
-  manifest["dtype_requested"] = options.models.dtype.empty() ? "auto" : options.models.dtype;
-  manifest["dtype_reason"] = computeDtypeReason(options.models.dtype, models.front().model.device());
-  manifest["batch_size"] = std::max<std::size_t>(1, options.batchSize);
-  manifest["models"] = nlohmann::json::array();
-  for (auto& m : models) manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
-  manifest["task_errors"] = summary.taskErrors;
-  manifest["demo_weights"] = !summary.demoTasks.empty();
-  if (!summary.demoTasks.empty()) manifest["demo_weights_notice"] = demo::kNotice;
-  summary.manifestPath = (fs::path(options.outputDir) / manifestNameFor(options.shard)).string();
-
-  std::vector<PlannedInput> planned = planInputs(options.inputs, options.outputDir);
-  if (options.shard) {
-    const std::size_t total = planned.size();
-    const auto [begin, end] = shardRange(*options.shard, total);
-    planned = std::vector<PlannedInput>(planned.begin() + static_cast<std::ptrdiff_t>(begin),
-                                        planned.begin() + static_cast<std::ptrdiff_t>(end));
-    manifest["shard"] = {
-        {"index", options.shard->index + 1}, {"count", options.shard->count}, {"inputs_total", total}};
-    logger().info("shard {} of {}: pictures {} to {} of {}", options.shard->index + 1, options.shard->count,
-                  begin + 1, end, total);
-  }
-  // Three groups in flight: the next one is read and the previous one exported on helper threads (below
-  // the analyser's priority) while the models run on the current one, as long as those two stay within
-  // options.overlapBytes; otherwise that group's analysis waits for them (the serial run's peak memory).
-  const std::size_t batchSize = std::max<std::size_t>(1, options.batchSize);
-  const int helperNiceness = threads::thisThreadNiceness() + threads::kHelperNicenessStep;
-  // OpenCV's OpenEXR switch is an environment variable: set it here, before the helper threads start,
-  // since setenv is not safe against other threads' getenv.
-  exrWritingSupported();
+  const BatchRunOptions& options;
+  const std::vector<LoadedModel>& models;
+  std::vector<PlannedInput> planned;
+  FrameExportOptions exports;
+  std::size_t batchSize = 1;
+  int helperNiceness = 0;
   std::atomic<bool> stopReading{false};  // a cancellation: the read ahead stops at its next picture
-  auto readGroup = [&](std::size_t first, bool helperThread) {
+
+  PictureGroup read(std::size_t first, bool helperThread) const {
     if (helperThread) threads::lowerThisThreadPriority(helperNiceness);
     PictureGroup group;
     group.first = first;
@@ -226,35 +188,60 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       }
     }
     return group;
-  };
-  FrameExportOptions exportOptions = options.exports;
-  exportOptions.demoTasks = summary.demoTasks;
-  auto exportGroup = [&](PictureGroup group) {
-    threads::lowerThisThreadPriority(helperNiceness);
-    for (std::size_t k = 0; k < group.readable.size(); ++k) {
-      const std::size_t slot = group.readable[k];
-      InputOutcome& outcome = group.outcomes[slot];
-      if (!outcome.error.empty()) continue;
-      if (!takeTaskProblems(group.frames[slot], models.size(), outcome)) continue;
-      try {
-        outcome.inferenceMs = group.frames[slot].inferenceMs;
-        const std::string imageName = fs::path(outcome.input).filename().string();
-        outcome.outputs =
-            exportFrameConsumingPicture(group.frames[slot], std::move(group.images[k]),
-                                        planned[group.first + slot].outputStem, imageName, exportOptions);
-        outcome.ok = true;
-      } catch (const std::exception& e) {
-        outcome.error = e.what();
-        logger().error("{}: {}", outcome.input, e.what());
-      } catch (...) {
-        outcome.error = "the export failed with an unknown error";
-        logger().error("{}: {}", outcome.input, outcome.error);
-      }
+  }
+
+  // Writes the results of one picture of `group` (its picture handed over); the outcome says how it went.
+  void exportOne(PictureGroup& group, std::size_t k) const {
+    const std::size_t slot = group.readable[k];
+    InputOutcome& outcome = group.outcomes[slot];
+    if (!outcome.error.empty() || !takeTaskProblems(group.frames[slot], models.size(), outcome)) return;
+    try {
+      outcome.inferenceMs = group.frames[slot].inferenceMs;
+      const std::string imageName = fs::path(outcome.input).filename().string();
+      outcome.outputs =
+          exportFrameConsumingPicture(group.frames[slot], std::move(group.images[k]),
+                                      planned[group.first + slot].outputStem, imageName, exports);
+      outcome.ok = true;
+    } catch (const std::exception& e) {
+      outcome.error = e.what();
+      logger().error("{}: {}", outcome.input, e.what());
+    } catch (...) {
+      outcome.error = "the export failed with an unknown error";
+      logger().error("{}: {}", outcome.input, outcome.error);
     }
+  }
+
+  std::vector<InputOutcome> exportGroup(PictureGroup group) const {
+    threads::lowerThisThreadPriority(helperNiceness);
+    for (std::size_t k = 0; k < group.readable.size(); ++k) exportOne(group, k);
     return std::move(group.outcomes);
+  }
+};
+
+// The part of `planned` that `shard` takes (all when none), noted in the manifest.
+std::vector<PlannedInput> shardOf(std::vector<PlannedInput> planned, const std::optional<Shard>& shard,
+                                  nlohmann::json& manifest) {
+  if (!shard) return planned;
+  const std::size_t total = planned.size();
+  const auto [begin, end] = shardRange(*shard, total);
+  manifest["shard"] = {{"index", shard->index + 1}, {"count", shard->count}, {"inputs_total", total}};
+  logger().info("shard {} of {}: pictures {} to {} of {}", shard->index + 1, shard->count, begin + 1, end,
+                total);
+  return std::vector<PlannedInput>(planned.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   planned.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+// Three groups in flight: the next one is read and the previous one exported on helper threads (below
+// the analyser's priority) while the models run on the current one, as long as those two stay within
+// options.overlapBytes; otherwise that group's analysis waits for them (the serial run's peak memory).
+void analyseGroups(GroupedRun& run, const BatchCallbacks& callbacks, BatchSummary& summary) {
+  const std::vector<PlannedInput>& planned = run.planned;
+  const std::size_t overlapBytes = run.options.overlapBytes;
+  auto readAhead = [&run](std::size_t first) {
+    return std::async(std::launch::async, [&run, first] { return run.read(first, true); });
   };
   std::future<PictureGroup> reading;
-  if (!planned.empty()) reading = std::async(std::launch::async, readGroup, 0, true);
+  if (!planned.empty()) reading = readAhead(0);
   std::future<std::vector<InputOutcome>> exporting;
   std::size_t exportingBytes = 0;  // the pictures and results of the group being written
   auto collectExports = [&] {
@@ -262,27 +249,27 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
     if (!exporting.valid()) return;
     for (InputOutcome& outcome : exporting.get()) summary.inputs.push_back(std::move(outcome));
   };
-  for (std::size_t first = 0; first < planned.size(); first += batchSize) {
+  for (std::size_t first = 0; first < planned.size(); first += run.batchSize) {
     if (callbacks.isCancelled && callbacks.isCancelled()) {
-      stopReading = true;
+      run.stopReading = true;
       summary.cancelled = true;
       logger().warn("cancelled after {} of {} pictures", first, planned.size());
       break;
     }
     if (callbacks.onProgress) callbacks.onProgress({first, planned.size(), planned[first].path});
-    PictureGroup group = reading.valid() ? reading.get() : readGroup(first, false);
+    PictureGroup group = reading.valid() ? reading.get() : run.read(first, false);
     std::size_t pictureBytes = 0;
     for (const cv::Mat& image : group.images) pictureBytes += image.total() * image.elemSize();
     const std::size_t writing = exportingBytes;
     bool waits = false;
-    if (exportingBytes > options.overlapBytes) {
+    if (exportingBytes > overlapBytes) {
       collectExports();
       waits = true;
     }
     if (group.end < planned.size()) {
       // The next group's pictures are taken to be as large as these.
-      if (exportingBytes + pictureBytes <= options.overlapBytes)
-        reading = std::async(std::launch::async, readGroup, group.end, true);
+      if (exportingBytes + pictureBytes <= overlapBytes)
+        reading = readAhead(group.end);
       else
         waits = true;
     }
@@ -290,33 +277,69 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
       logger().info(
           "{} MB of pictures and results to write and {} MB of pictures to read ahead exceed the {} MB "
           "allowed for overlapping them with the analysis: such groups wait",
-          writing >> 20, pictureBytes >> 20, options.overlapBytes >> 20);
-    runModelsOnGroup(models, group.images, group.readable, group.frames, group.outcomes, options.personBoxes);
+          writing >> 20, pictureBytes >> 20, overlapBytes >> 20);
+    runModelsOnGroup(run.models, group.images, group.readable, group.frames, group.outcomes,
+                     run.options.personBoxes);
     collectExports();
     exportingBytes = pictureBytes;
     for (const FrameResult& frame : group.frames) exportingBytes += frame.bytes();
-    exporting = std::async(std::launch::async, exportGroup, std::move(group));
+    exporting = std::async(std::launch::async,
+                           [&run, g = std::move(group)]() mutable { return run.exportGroup(std::move(g)); });
   }
   collectExports();
   if (reading.valid()) reading.wait();  // a read ahead of a cancellation
   if (callbacks.onProgress) callbacks.onProgress({planned.size(), planned.size(), ""});
+}
+
+nlohmann::json inputEntry(const InputOutcome& o) {
+  nlohmann::json entry = {{"input", o.input},
+                          {"status", !o.ok                  ? "failed"
+                                     : o.taskErrors.empty() ? "ok"
+                                                            : "partial"}};
+  if (!o.ok) entry["error"] = o.error;
+  for (auto& [task, error] : o.taskErrors) entry["task_errors"][std::string(taskName(task))] = error;
+  for (auto& [task, warning] : o.warnings) entry["warnings"][std::string(taskName(task))] = warning;
+  for (auto& [task, count] : o.nonFiniteValues)
+    entry["non_finite_values"][std::string(taskName(task))] = count;
+  entry["outputs"] = o.outputs;
+  for (auto& [task, ms] : o.inferenceMs) entry["timings_ms"][std::string(taskName(task))] = ms;
+  if (!o.personBoxSource.empty()) entry["person_boxes"] = o.personBoxSource;
+  return entry;
+}
+
+}  // namespace
+
+BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& callbacks) {
+  const auto started = std::chrono::steady_clock::now();
+  BatchSummary summary;
+  if (options.models.tasks.empty())
+    throw std::invalid_argument("no task chosen (pose, seg, normal, albedo, pointmap)");
+  detail::createOutputFolder(options.outputDir);
+
+  LoadedTaskModels loaded = loadTaskModels(options.models);
+  summary.demoTasks = loaded.demoTasks;
+  summary.taskErrors = loaded.errors;
+  for (const LoadedModel& m : loaded.models) summary.tasksRun.push_back(m.task);
+  if (loaded.models.empty())
+    throw std::runtime_error("no model could be loaded: " + summary.taskErrors.front());
+
+  nlohmann::json manifest =
+      detail::manifestOfModels(loaded.models, options.models.dtype, summary.taskErrors, summary.demoTasks);
+  manifest["batch_size"] = std::max<std::size_t>(1, options.batchSize);
+  summary.manifestPath = (fs::path(options.outputDir) / manifestNameFor(options.shard)).string();
+  GroupedRun run{options, loaded.models,
+                 shardOf(planInputs(options.inputs, options.outputDir), options.shard, manifest)};
+  run.exports = options.exports;
+  run.exports.demoTasks = summary.demoTasks;
+  run.batchSize = std::max<std::size_t>(1, options.batchSize);
+  run.helperNiceness = threads::thisThreadNiceness() + threads::kHelperNicenessStep;
+  // OpenCV's OpenEXR switch is an environment variable: set it here, before the helper threads start,
+  // since setenv is not safe against other threads' getenv.
+  exrWritingSupported();
+  analyseGroups(run, callbacks, summary);
 
   manifest["inputs"] = nlohmann::json::array();
-  for (const InputOutcome& o : summary.inputs) {
-    nlohmann::json entry = {{"input", o.input},
-                            {"status", !o.ok                  ? "failed"
-                                       : o.taskErrors.empty() ? "ok"
-                                                              : "partial"}};
-    if (!o.ok) entry["error"] = o.error;
-    for (auto& [task, error] : o.taskErrors) entry["task_errors"][std::string(taskName(task))] = error;
-    for (auto& [task, warning] : o.warnings) entry["warnings"][std::string(taskName(task))] = warning;
-    for (auto& [task, count] : o.nonFiniteValues)
-      entry["non_finite_values"][std::string(taskName(task))] = count;
-    entry["outputs"] = o.outputs;
-    for (auto& [task, ms] : o.inferenceMs) entry["timings_ms"][std::string(taskName(task))] = ms;
-    if (!o.personBoxSource.empty()) entry["person_boxes"] = o.personBoxSource;
-    manifest["inputs"].push_back(std::move(entry));
-  }
+  for (const InputOutcome& o : summary.inputs) manifest["inputs"].push_back(inputEntry(o));
   manifest["succeeded"] = summary.inputs.size() - summary.failedCount();
   manifest["failed"] = summary.failedCount();
   manifest["partial"] = summary.partialCount();

@@ -1,5 +1,7 @@
 #include "sapiens/run/video_run.h"
 
+#include "run_manifest.h"
+
 #include "sapiens/common/log.h"
 #include "sapiens/common/version.h"
 #include "sapiens/export/keypoints_json.h"
@@ -72,6 +74,125 @@ void noteFrameProblems(const FrameResult& r, std::int64_t frame,
   }
 }
 
+// Narrows pipeline.selection to the shard's frames; what the manifest says of the shard.
+nlohmann::json selectShard(const VideoRunOptions& options, const SourceInfo& info,
+                           FramePipelineOptions& pipeline) {
+  if (info.live) throw std::invalid_argument(options.input + ": a camera cannot be split into shards");
+  if (info.frameCount <= 0)
+    throw std::invalid_argument(options.input +
+                                ": its frame count is unknown, so it cannot be split into shards; give each "
+                                "job a frame range (--frames START:END) instead");
+  pipeline.selection = shardSelection(options.selection, info.frameCount, *options.shard);
+  const FrameSelection& part = pipeline.selection;
+  const std::int64_t end =
+      std::max(part.end >= 0 ? std::min(part.end, info.frameCount) : info.frameCount, part.first);
+  logger().info("shard {} of {}: frames {} to {} (every {})", options.shard->index + 1, options.shard->count,
+                part.first, end - 1, part.every);
+  return {{"index", options.shard->index + 1},
+          {"count", options.shard->count},
+          {"frames_total", selectedFrameCount(options.selection, info.frameCount)},
+          {"first_frame", part.first},
+          {"end_frame", end},
+          {"every", part.every}};
+}
+
+// Where each processed frame goes: the keypoints of the video, the per-frame files, the annotated video.
+struct VideoOutputs {
+  VideoOutputs(const VideoRunOptions& o, const SourceInfo& i, const std::vector<Task>& d)
+      : options(o), info(i), demoTasks(d) {}
+
+  const VideoRunOptions& options;
+  const SourceInfo& info;
+  const std::vector<Task>& demoTasks;
+  bool posing = false;
+  fs::path framesDir;
+  std::string videoPath;
+  KeypointPredictions keypoints;
+  FrameExportOptions frameExport;
+  std::optional<DepthRange> depthRange;  // one colour scale for the whole video: it only widens
+  std::unique_ptr<VideoWriter> writer;
+
+  void writeFrameFiles(const FrameResult& r, const cv::Mat& bgr, const std::string& frameName) {
+    if (r.has(Task::Pointmap)) {
+      const cv::Mat foreground = r.has(Task::Seg) ? r.segLabels : cv::Mat();
+      if (auto range = foregroundDepthRange(r.pointmap, foreground)) {
+        if (depthRange)
+          depthRange->include(*range);
+        else
+          depthRange = range;
+      }
+      frameExport.depthRange = depthRange;
+    }
+    exportFrame(r, bgr, (framesDir / frameName).string(), frameName, frameExport);
+  }
+
+  void writeVideoFrame(const FrameResult& r, const Frame& frame) {
+    const cv::Mat picture = annotatedPicture(r, frame.bgr, options.exports.keypointThreshold);
+    if (!writer) {
+      VideoWriterOptions w = videoWriterOptionsFor(info, picture.cols, picture.rows);
+      if (!demoTasks.empty()) w.comment = demo::kNotice;
+      writer = std::make_unique<VideoWriter>(videoPath, w);
+    }
+    writer->write(picture, frame.timestampSeconds);
+  }
+
+  void take(ProcessedFrame& p, std::map<Task, TaskFrameProblems>& problems) {
+    const FrameResult& r = p.result;
+    const std::string frameName = fmt::format("{:06d}", p.frame.index);
+    noteFrameProblems(r, p.frame.index, problems);
+    if (posing) {
+      keypoints.imageWidth = r.width;
+      keypoints.imageHeight = r.height;
+      keypoints.frames.push_back({frameName, r.poses});
+    }
+    if (options.perFrameFiles) writeFrameFiles(r, p.frame.bgr, frameName);
+    if (options.annotatedVideo) writeVideoFrame(r, p.frame);
+  }
+
+  // What was processed is kept, whatever ended the run.
+  void finish(const fs::path& stem, VideoRunSummary& summary) {
+    if (writer) {
+      try {
+        writer->finish();
+        summary.annotatedVideo = writer->path();
+        summary.encoder = writer->encoderName();
+      } catch (const std::exception& e) {
+        logger().error("{}", e.what());
+        if (summary.stats.error.empty()) summary.stats.failedStage = "sink", summary.stats.error = e.what();
+      }
+    }
+    if (posing) {
+      summary.keypointsJson = stem.string() + shardSuffix(options.shard) + ".pose.json";
+      writeKeypointsJson(summary.keypointsJson, keypoints);
+    }
+  }
+};
+
+void addRunFigures(nlohmann::json& manifest, const VideoRunOptions& options, const VideoRunSummary& summary,
+                   const SourceInfo& info, const std::string& framesDir) {
+  manifest["input"] = options.input;
+  manifest["source"] = {{"width", info.width},       {"height", info.height}, {"fps", info.fps},
+                        {"frames", info.frameCount}, {"live", info.live},     {"codec", info.codec}};
+  for (const auto& [task, p] : summary.frameProblems) {
+    const std::string name(taskName(task));
+    if (p.failedFrames)
+      manifest["task_failures"][name] = {{"frames", p.failedFrames}, {"error", p.firstError}};
+    if (p.warnedFrames)
+      manifest["warnings"][name] = {{"frames", p.warnedFrames}, {"warning", p.firstWarning}};
+  }
+  const FramePipelineStats& s = summary.stats;
+  manifest["frames"] = {
+      {"decoded", s.decoded},       {"processed", s.processed},           {"dropped", s.dropped},
+      {"fps", s.framesPerSecond()}, {"mean_latency_ms", s.meanLatencyMs}, {"max_latency_ms", s.maxLatencyMs}};
+  manifest["outputs"] = {{"annotated_video", summary.annotatedVideo},
+                         {"encoder", summary.encoder},
+                         {"keypoints", summary.keypointsJson},
+                         {"frames_folder", options.perFrameFiles ? framesDir : ""}};
+  manifest["smoothing"] = options.smooth;
+  manifest["cancelled"] = s.cancelled;
+  if (!s.error.empty()) manifest["error"] = {{"stage", s.failedStage}, {"message", s.error}};
+}
+
 }  // namespace
 
 VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks& callbacks) {
@@ -80,10 +201,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
     throw std::invalid_argument(
         "temporal smoothing cannot be split into shards: each shard would smooth "
         "without the frames before its first");
-  std::error_code ec;
-  fs::create_directories(options.outputDir, ec);
-  if (ec || !fs::is_directory(options.outputDir))
-    throw IoError("cannot create the output folder " + options.outputDir + ": " + ec.message());
+  detail::createOutputFolder(options.outputDir);
   LoadedTaskModels loaded = loadTaskModels(options.models);
   summary.taskErrors = loaded.errors;
   summary.demoTasks = loaded.demoTasks;
@@ -93,7 +211,6 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   const SourceInfo info = source->info();
   const std::string stemName = info.live ? "camera" : fs::path(options.input).stem().string();
   const fs::path stem = fs::path(options.outputDir) / stemName;
-  const fs::path framesDir = fs::path(options.outputDir) / (stemName + "_frames");
   logger().info("{}: {}x{}, {:.3f} fps, {} frames, {}", options.input, info.width, info.height, info.fps,
                 info.frameCount, info.codec);
 
@@ -102,49 +219,26 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   pipeline.personBoxes = options.personBoxes;
   pipeline.personBoxesByFrame = options.personBoxesByFrame;
   pipeline.selection = options.selection;
-  nlohmann::json shardEntry;
-  if (options.shard) {
-    if (info.live) throw std::invalid_argument(options.input + ": a camera cannot be split into shards");
-    if (info.frameCount <= 0)
-      throw std::invalid_argument(
-          options.input +
-          ": its frame count is unknown, so it cannot be split into shards; give each "
-          "job a frame range (--frames START:END) instead");
-    pipeline.selection = shardSelection(options.selection, info.frameCount, *options.shard);
-    const std::int64_t end =
-        pipeline.selection.end >= 0 ? std::min(pipeline.selection.end, info.frameCount) : info.frameCount;
-    shardEntry = {{"index", options.shard->index + 1},
-                  {"count", options.shard->count},
-                  {"frames_total", selectedFrameCount(options.selection, info.frameCount)},
-                  {"first_frame", pipeline.selection.first},
-                  {"end_frame", std::max(end, pipeline.selection.first)},
-                  {"every", pipeline.selection.every}};
-    logger().info("shard {} of {}: frames {} to {} (every {})", options.shard->index + 1,
-                  options.shard->count, pipeline.selection.first, std::max(end, pipeline.selection.first) - 1,
-                  pipeline.selection.every);
-  }
+  const nlohmann::json shardEntry = options.shard ? selectShard(options, info, pipeline) : nlohmann::json();
   pipeline.batchSize = options.batchSize;
   if (options.smooth) pipeline.smoothing = SmoothingOptions{};
 
-  KeypointPredictions keypoints;
-  keypoints.video = fs::path(options.input).filename().string();
+  VideoOutputs outputs(options, info, summary.demoTasks);
+  outputs.posing = std::any_of(loaded.models.begin(), loaded.models.end(),
+                               [](const LoadedTaskModel& m) { return m.task == Task::Pose; });
+  if (outputs.posing) pipeline.tracking = TrackingOptions{};
+  outputs.framesDir = fs::path(options.outputDir) / (stemName + "_frames");
+  outputs.videoPath = options.videoOut.empty() ? stem.string() + shardSuffix(options.shard) + ".annotated.mp4"
+                                               : withShardSuffix(options.videoOut, options.shard);
+  outputs.keypoints.video = fs::path(options.input).filename().string();
   if (std::find(summary.demoTasks.begin(), summary.demoTasks.end(), Task::Pose) != summary.demoTasks.end())
-    keypoints.note = demo::kNotice;
-  keypoints.numKeypoints = static_cast<int>(keypoints308().size());
-  keypoints.keypointThreshold = options.exports.keypointThreshold;
-  const bool posing = std::any_of(loaded.models.begin(), loaded.models.end(),
-                                  [](const LoadedTaskModel& m) { return m.task == Task::Pose; });
-  if (posing) pipeline.tracking = TrackingOptions{};
-
-  std::unique_ptr<VideoWriter> writer;
-  const std::string videoPath = options.videoOut.empty()
-                                    ? stem.string() + shardSuffix(options.shard) + ".annotated.mp4"
-                                    : withShardSuffix(options.videoOut, options.shard);
-  std::optional<DepthRange> depthRange;  // one colour scale for the whole video: it only widens
-  FrameExportOptions frameExport = options.exports;
-  frameExport.overlays = false;
-  frameExport.poseFiles = false;
-  frameExport.demoTasks = summary.demoTasks;
+    outputs.keypoints.note = demo::kNotice;
+  outputs.keypoints.numKeypoints = static_cast<int>(keypoints308().size());
+  outputs.keypoints.keypointThreshold = options.exports.keypointThreshold;
+  outputs.frameExport = options.exports;
+  outputs.frameExport.overlays = false;
+  outputs.frameExport.poseFiles = false;
+  outputs.frameExport.demoTasks = summary.demoTasks;
 
   FramePipelineCallbacks pipelineCallbacks;
   pipelineCallbacks.isCancelled = callbacks.isCancelled;
@@ -152,92 +246,15 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   pipelineCallbacks.onProgress = [&](const FramePipelineStats& stats) {
     if (callbacks.onProgress) callbacks.onProgress({stats, expected});
   };
-  pipelineCallbacks.sink = [&](ProcessedFrame& p) {
-    const FrameResult& r = p.result;
-    const std::string frameName = fmt::format("{:06d}", p.frame.index);
-    noteFrameProblems(r, p.frame.index, summary.frameProblems);
-    if (posing) {
-      keypoints.imageWidth = r.width;
-      keypoints.imageHeight = r.height;
-      keypoints.frames.push_back({frameName, r.poses});
-    }
-    if (options.perFrameFiles) {
-      if (r.has(Task::Pointmap)) {
-        const cv::Mat foreground = r.has(Task::Seg) ? r.segLabels : cv::Mat();
-        if (auto range = foregroundDepthRange(r.pointmap, foreground)) {
-          if (depthRange)
-            depthRange->include(*range);
-          else
-            depthRange = range;
-        }
-        frameExport.depthRange = depthRange;
-      }
-      exportFrame(r, p.frame.bgr, (framesDir / frameName).string(), frameName, frameExport);
-    }
-    if (options.annotatedVideo) {
-      const cv::Mat picture = annotatedPicture(r, p.frame.bgr, options.exports.keypointThreshold);
-      if (!writer) {
-        VideoWriterOptions w = videoWriterOptionsFor(info, picture.cols, picture.rows);
-        if (!summary.demoTasks.empty()) w.comment = demo::kNotice;
-        writer = std::make_unique<VideoWriter>(videoPath, w);
-      }
-      writer->write(picture, p.frame.timestampSeconds);
-    }
-  };
-
+  pipelineCallbacks.sink = [&](ProcessedFrame& p) { outputs.take(p, summary.frameProblems); };
   summary.stats = runFramePipeline(*source, pipeline, pipelineCallbacks);
+  outputs.finish(stem, summary);
 
-  // What was processed is kept, whatever ended the run.
-  if (writer) {
-    try {
-      writer->finish();
-      summary.annotatedVideo = writer->path();
-      summary.encoder = writer->encoderName();
-    } catch (const std::exception& e) {
-      logger().error("{}", e.what());
-      if (summary.stats.error.empty()) summary.stats.failedStage = "sink", summary.stats.error = e.what();
-    }
-  }
-  if (posing) {
-    summary.keypointsJson = stem.string() + shardSuffix(options.shard) + ".pose.json";
-    writeKeypointsJson(summary.keypointsJson, keypoints);
-  }
-
-  nlohmann::json manifest;
-  manifest["tool"] = "sapiens-cli " + versionString();
-  manifest["input"] = options.input;
-  manifest["source"] = {{"width", info.width},       {"height", info.height}, {"fps", info.fps},
-                        {"frames", info.frameCount}, {"live", info.live},     {"codec", info.codec}};
-  manifest["device"] = loaded.models.front().model.device().str();
-  manifest["dtype"] = computeDtypeName(loaded.models.front().model.dtype());
-  manifest["dtype_requested"] = options.models.dtype.empty() ? "auto" : options.models.dtype;
-  manifest["dtype_reason"] = computeDtypeReason(options.models.dtype, loaded.models.front().model.device());
-  manifest["models"] = nlohmann::json::array();
-  for (const LoadedTaskModel& m : loaded.models)
-    manifest["models"].push_back(nlohmann::json::parse(describeTaskModelJson(m)));
-  manifest["task_errors"] = summary.taskErrors;
-  for (const auto& [task, p] : summary.frameProblems) {
-    const std::string name(taskName(task));
-    if (p.failedFrames)
-      manifest["task_failures"][name] = {{"frames", p.failedFrames}, {"error", p.firstError}};
-    if (p.warnedFrames)
-      manifest["warnings"][name] = {{"frames", p.warnedFrames}, {"warning", p.firstWarning}};
-  }
-  manifest["demo_weights"] = !summary.demoTasks.empty();
-  if (!summary.demoTasks.empty()) manifest["demo_weights_notice"] = demo::kNotice;
-  const FramePipelineStats& s = summary.stats;
-  manifest["frames"] = {
-      {"decoded", s.decoded},       {"processed", s.processed},           {"dropped", s.dropped},
-      {"fps", s.framesPerSecond()}, {"mean_latency_ms", s.meanLatencyMs}, {"max_latency_ms", s.maxLatencyMs}};
-  manifest["outputs"] = {{"annotated_video", summary.annotatedVideo},
-                         {"encoder", summary.encoder},
-                         {"keypoints", summary.keypointsJson},
-                         {"frames_folder", options.perFrameFiles ? framesDir.string() : ""}};
-  manifest["smoothing"] = options.smooth;
-  if (posing) manifest["tracks"] = s.tracks;
+  nlohmann::json manifest =
+      detail::manifestOfModels(loaded.models, options.models.dtype, summary.taskErrors, summary.demoTasks);
+  addRunFigures(manifest, options, summary, info, outputs.framesDir.string());
+  if (outputs.posing) manifest["tracks"] = summary.stats.tracks;
   if (options.shard) manifest["shard"] = shardEntry;
-  manifest["cancelled"] = s.cancelled;
-  if (!s.error.empty()) manifest["error"] = {{"stage", s.failedStage}, {"message", s.error}};
   summary.manifestPath = (fs::path(options.outputDir) / manifestNameFor(options.shard)).string();
   writeFileAtomically(summary.manifestPath, manifest.dump(2) + "\n");
   return summary;
