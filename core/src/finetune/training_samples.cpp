@@ -189,17 +189,32 @@ FlipTables flipTablesFor(Task task, const std::vector<LabelClass>& classes, std:
   return tables;
 }
 
-std::vector<BuiltSample> buildSamples(const LabelSet& labels, std::size_t frameIndex,
-                                      const FrameLabels& frame, const TrainingSettings& settings,
-                                      const FlipTables& flip, bool validation) {
-  const InputSize size = settings.inputSize;
+namespace {
+
+// The samples of one frame: each network input made from it, in every augmentation variant, with targets.
+struct SampleBuilder {
+  const LabelSet& labels;
+  std::size_t frameIndex;
+  const FrameLabels& frame;
+  const TrainingSettings& settings;
+  const FlipTables& flip;
+  bool validation;
+  InputSize size;
   std::vector<int> variants;
-  for (int colour = 0; colour <= (validation ? 0 : settings.colorVariants); ++colour) {
-    variants.push_back(2 * colour);
-    if (settings.horizontalFlip && !validation) variants.push_back(2 * colour + 1);
-  }
   std::vector<BuiltSample> samples;
-  auto addVariants = [&](std::size_t person, const cv::Mat& input, auto&& makeTargets) {
+
+  SampleBuilder(const LabelSet& l, std::size_t index, const FrameLabels& f, const TrainingSettings& s,
+                const FlipTables& t, bool v)
+      : labels(l), frameIndex(index), frame(f), settings(s), flip(t), validation(v), size(s.inputSize) {
+    for (int colour = 0; colour <= (validation ? 0 : settings.colorVariants); ++colour) {
+      variants.push_back(2 * colour);
+      if (settings.horizontalFlip && !validation) variants.push_back(2 * colour + 1);
+    }
+  }
+
+  // `makeTargets(flipped)` gives the targets of the input as is or mirrored.
+  template <class MakeTargets>
+  void addVariants(std::size_t person, const cv::Mat& input, MakeTargets&& makeTargets) {
     for (int variant : variants) {
       BuiltSample sample;
       sample.info = SampleInfo{frameIndex, person, variant, validation};
@@ -210,102 +225,117 @@ std::vector<BuiltSample> buildSamples(const LabelSet& labels, std::size_t frameI
       sample.targets = makeTargets(flipped);
       samples.push_back(std::move(sample));
     }
-  };
+  }
 
-  switch (labels.task) {
-    case Task::Seg: {
-      cv::Mat mask;
-      cv::resize(frame.mask, mask, cv::Size(size.width, size.height), 0, 0, cv::INTER_NEAREST);
-      std::vector<std::uint8_t> lut(256);
-      for (int i = 0; i < 256; ++i)
-        lut[i] = static_cast<std::uint8_t>(i < static_cast<int>(flip.swap.size()) ? flip.swap[i] : i);
-      addVariants(0, stretchToInput(frame.image, size), [&](bool flipped) {
-        cv::Mat m = mask.clone();
-        if (flipped) {
-          cv::flip(mask, m, 1);
-          cv::LUT(m, lut, m);
-        }
-        SampleTargets t;
-        t.labels = at::from_blob(m.data, {size.height, size.width}, at::kByte).to(at::kLong);
-        return t;
-      });
-      break;
-    }
-    case Task::Pose: {
-      for (std::size_t p = 0; p < frame.people.size(); ++p) {
-        const PersonLabel& person = frame.people[p];
-        if (std::none_of(person.keypoints.begin(), person.keypoints.end(),
-                         [](const KeypointLabel& k) { return k.visibility > 0; }))
-          continue;
-        const PoseCrop crop = poseCropFor(personBox(person, frame.image), size);
-        std::vector<std::array<double, 2>> points;
-        std::vector<bool> labelled;
-        for (const KeypointLabel& k : person.keypoints) {
-          points.push_back({crop.warp(0, 0) * k.x + crop.warp(0, 1) * k.y + crop.warp(0, 2),
-                            crop.warp(1, 0) * k.x + crop.warp(1, 1) * k.y + crop.warp(1, 2)});
-          labelled.push_back(k.visibility > 0);
-        }
-        addVariants(p, warpPoseCrop(frame.image, crop, size), [&](bool flipped) {
-          std::vector<std::array<double, 2>> where = points;
-          std::vector<bool> known = labelled;
-          if (flipped) {
-            for (std::size_t k = 0; k < points.size(); ++k) {
-              const auto source = static_cast<std::size_t>(flip.swap[k]);
-              where[k] = {size.width - 1.0 - points[source][0], points[source][1]};
-              known[k] = labelled[source];
-            }
-          }
-          SampleTargets t;
-          t.heatmaps = heatmapsFor(where, known, size, t.weights);
-          t.keypoints = at::empty({static_cast<std::int64_t>(where.size()), 2}, at::kFloat);
-          for (std::size_t k = 0; k < where.size(); ++k) {
-            t.keypoints[static_cast<std::int64_t>(k)][0] = where[k][0];
-            t.keypoints[static_cast<std::int64_t>(k)][1] = where[k][1];
-          }
-          return t;
-        });
+  void addSeg() {
+    cv::Mat mask;
+    cv::resize(frame.mask, mask, cv::Size(size.width, size.height), 0, 0, cv::INTER_NEAREST);
+    std::vector<std::uint8_t> lut(256);
+    for (int i = 0; i < 256; ++i)
+      lut[i] = static_cast<std::uint8_t>(i < static_cast<int>(flip.swap.size()) ? flip.swap[i] : i);
+    addVariants(0, stretchToInput(frame.image, size), [&](bool flipped) {
+      cv::Mat m = mask.clone();
+      if (flipped) {
+        cv::flip(mask, m, 1);
+        cv::LUT(m, lut, m);
       }
-      break;
+      SampleTargets t;
+      t.labels = at::from_blob(m.data, {size.height, size.width}, at::kByte).to(at::kLong);
+      return t;
+    });
+  }
+
+  void addPerson(std::size_t p) {
+    const PersonLabel& person = frame.people[p];
+    if (std::none_of(person.keypoints.begin(), person.keypoints.end(),
+                     [](const KeypointLabel& k) { return k.visibility > 0; }))
+      return;
+    const PoseCrop crop = poseCropFor(personBox(person, frame.image), size);
+    std::vector<std::array<double, 2>> points;
+    std::vector<bool> labelled;
+    for (const KeypointLabel& k : person.keypoints) {
+      points.push_back({crop.warp(0, 0) * k.x + crop.warp(0, 1) * k.y + crop.warp(0, 2),
+                        crop.warp(1, 0) * k.x + crop.warp(1, 1) * k.y + crop.warp(1, 2)});
+      labelled.push_back(k.visibility > 0);
     }
+    addVariants(p, warpPoseCrop(frame.image, crop, size), [&](bool flipped) {
+      std::vector<std::array<double, 2>> where = points;
+      std::vector<bool> known = labelled;
+      if (flipped) {
+        for (std::size_t k = 0; k < points.size(); ++k) {
+          const auto source = static_cast<std::size_t>(flip.swap[k]);
+          where[k] = {size.width - 1.0 - points[source][0], points[source][1]};
+          known[k] = labelled[source];
+        }
+      }
+      SampleTargets t;
+      t.heatmaps = heatmapsFor(where, known, size, t.weights);
+      t.keypoints = at::empty({static_cast<std::int64_t>(where.size()), 2}, at::kFloat);
+      for (std::size_t k = 0; k < where.size(); ++k) {
+        t.keypoints[static_cast<std::int64_t>(k)][0] = where[k][0];
+        t.keypoints[static_cast<std::int64_t>(k)][1] = where[k][1];
+      }
+      return t;
+    });
+  }
+
+  // The (3, H, W) target as the model sees it, 0 where invalid.
+  SampleTargets denseTargets(const cv::Mat& placed, double scale, bool flipped) const {
+    cv::Mat m = placed.clone();
+    if (flipped) cv::flip(placed, m, 1);
+    at::Tensor hwc = at::from_blob(m.data, {size.height, size.width, 3}, at::kFloat).clone();
+    at::Tensor valid = at::isfinite(hwc).all(-1);
+    if (labels.task == Task::Pointmap) valid = valid.logical_and(hwc.select(-1, 2) > 0);
+    hwc = at::where(valid.unsqueeze(-1), hwc, at::zeros_like(hwc));
+    if (labels.task == Task::Normal) hwc = hwc / hwc.norm(2, {-1}, true).clamp_min(1e-6);
+    if (labels.task == Task::Pointmap) hwc = hwc * scale;
+    if (flipped && labels.task != Task::Albedo) hwc.select(-1, 0).neg_();
+    SampleTargets t;
+    t.dense = hwc.permute({2, 0, 1}).contiguous();
+    t.valid = valid;
+    if (labels.task == Task::Pointmap) t.scale = at::full({1}, scale, at::kFloat);
+    return t;
+  }
+
+  void addDense() {
+    const Letterbox box = letterboxToInput(frame.image, size);
+    cv::Mat content;
+    cv::resize(frame.target, content, cv::Size(box.contentWidth, box.contentHeight), 0, 0, cv::INTER_NEAREST);
+    cv::Mat placed(size.height, size.width, CV_32FC3,
+                   cv::Scalar::all(std::numeric_limits<float>::quiet_NaN()));
+    content.copyTo(placed(cv::Rect(box.padding.left, box.padding.top, box.contentWidth, box.contentHeight)));
+    double scale = 1.0;
+    if (labels.task == Task::Pointmap) {
+      const std::string path = labels.resolve(labels.frames[frameIndex].target);
+      const double resize = static_cast<double>(box.contentWidth) / frame.image.cols;
+      scale = kCanonicalFocal / (fitFocalLengths(frame.target, path)[0] * resize);
+    }
+    addVariants(0, box.image, [&](bool flipped) { return denseTargets(placed, scale, flipped); });
+  }
+};
+
+}  // namespace
+
+std::vector<BuiltSample> buildSamples(const LabelSet& labels, std::size_t frameIndex,
+                                      const FrameLabels& frame, const TrainingSettings& settings,
+                                      const FlipTables& flip, bool validation) {
+  SampleBuilder builder(labels, frameIndex, frame, settings, flip, validation);
+  switch (labels.task) {
+    case Task::Seg:
+      builder.addSeg();
+      break;
+    case Task::Pose:
+      for (std::size_t p = 0; p < frame.people.size(); ++p) builder.addPerson(p);
+      break;
     case Task::Normal:
     case Task::Albedo:
-    case Task::Pointmap: {
-      const Letterbox box = letterboxToInput(frame.image, size);
-      cv::Mat content;
-      cv::resize(frame.target, content, cv::Size(box.contentWidth, box.contentHeight), 0, 0,
-                 cv::INTER_NEAREST);
-      cv::Mat placed(size.height, size.width, CV_32FC3,
-                     cv::Scalar::all(std::numeric_limits<float>::quiet_NaN()));
-      content.copyTo(
-          placed(cv::Rect(box.padding.left, box.padding.top, box.contentWidth, box.contentHeight)));
-      double scale = 1.0;
-      if (labels.task == Task::Pointmap) {
-        const std::string path = labels.resolve(labels.frames[frameIndex].target);
-        const double resize = static_cast<double>(box.contentWidth) / frame.image.cols;
-        scale = kCanonicalFocal / (fitFocalLengths(frame.target, path)[0] * resize);
-      }
-      addVariants(0, box.image, [&](bool flipped) {
-        cv::Mat m = placed.clone();
-        if (flipped) cv::flip(placed, m, 1);
-        at::Tensor hwc = at::from_blob(m.data, {size.height, size.width, 3}, at::kFloat).clone();
-        at::Tensor valid = at::isfinite(hwc).all(-1);
-        if (labels.task == Task::Pointmap) valid = valid.logical_and(hwc.select(-1, 2) > 0);
-        hwc = at::where(valid.unsqueeze(-1), hwc, at::zeros_like(hwc));
-        if (labels.task == Task::Normal) hwc = hwc / hwc.norm(2, {-1}, true).clamp_min(1e-6);
-        if (labels.task == Task::Pointmap) hwc = hwc * scale;
-        if (flipped && labels.task != Task::Albedo) hwc.select(-1, 0).neg_();
-        SampleTargets t;
-        t.dense = hwc.permute({2, 0, 1}).contiguous();
-        t.valid = valid;
-        if (labels.task == Task::Pointmap) t.scale = at::full({1}, scale, at::kFloat);
-        return t;
-      });
+    case Task::Pointmap:
+      builder.addDense();
       break;
-    }
     case Task::Backbone:
       break;
   }
-  return samples;
+  return std::move(builder.samples);
 }
 
 SampleTargets stackTargets(const std::vector<const SampleTargets*>& targets) {

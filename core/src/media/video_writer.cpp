@@ -38,6 +38,11 @@ struct VideoWriter::State {
   bool headerWritten = false;
   bool finished = false;
 
+  // The steps of opening the file (VideoWriter's constructor), in this order.
+  void openEncoder(const AVCodec* codec, const AVOutputFormat* container, AVRational timeBase);
+  void openMuxer(const AVOutputFormat* container, AVRational timeBase);
+  void allocatePicture();
+
   MediaError error(const std::string& what, int code) const {
     return MediaError(path, what + " (" + errorText(code) + ")");
   }
@@ -73,6 +78,120 @@ VideoWriterOptions videoWriterOptionsFor(const SourceInfo& source, int width, in
   return options;
 }
 
+namespace {
+
+// The encoder asked for, else libx264, else MPEG-4 Part 2.
+const AVCodec* chooseEncoder(const std::string& path, const VideoWriterOptions& options) {
+  if (!options.encoder.empty()) {
+    const AVCodec* codec = avcodec_find_encoder_by_name(options.encoder.c_str());
+    if (!codec) throw MediaError(path, "this FFmpeg has no encoder " + options.encoder);
+    return codec;
+  }
+  if (const AVCodec* codec = avcodec_find_encoder_by_name("libx264")) return codec;
+  const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
+  if (!codec) throw MediaError(path, "this FFmpeg has neither an H.264 nor an MPEG-4 encoder");
+  logger().warn("{}: no H.264 encoder in this FFmpeg; writing MPEG-4 Part 2 instead", path);
+  return codec;
+}
+
+AVRational chooseTimeBase(const std::string& path, const VideoWriterOptions& options, const AVCodec* codec) {
+  AVRational timeBase{options.timeBase.numerator, options.timeBase.denominator};
+  if (timeBase.num <= 0 || timeBase.den <= 0) timeBase = av_inv_q(av_d2q(options.fps, 1001000));
+  if (codec->id == AV_CODEC_ID_MPEG4 && timeBase.den > 65535) {  // the standard's limit
+    const AVRational exact = timeBase;
+    av_reduce(&timeBase.num, &timeBase.den, exact.num, exact.den, 65535);
+    logger().warn("{}: MPEG-4 cannot use the time base {}/{}; timestamps rounded to {}/{}", path, exact.num,
+                  exact.den, timeBase.num, timeBase.den);
+  }
+  return timeBase;
+}
+
+// Size, colour, rate, keyframes and quality; the encoder's own settings for avcodec_open2 in `settings`.
+void configureEncoder(AVCodecContext& e, const VideoWriterOptions& options, const std::string& encoderName,
+                      AVRational timeBase, AVDictionary** settings) {
+  e.sample_aspect_ratio = {1, 1};
+  e.pix_fmt = AV_PIX_FMT_YUV420P;
+  e.time_base = timeBase;
+  e.framerate = av_d2q(options.fps, 1001000);
+  e.gop_size = options.keyframeInterval > 0 ? options.keyframeInterval
+                                            : std::max(1, static_cast<int>(std::lround(2 * options.fps)));
+  e.color_range = AVCOL_RANGE_MPEG;  // what swscale's default BGR -> YUV conversion produces
+  e.colorspace = AVCOL_SPC_SMPTE170M;
+  e.color_primaries = AVCOL_PRI_BT709;
+  e.color_trc = AVCOL_TRC_BT709;
+  e.thread_count = 0;
+  // No B-frames: decoding order is presentation order, so the videos of consecutive frame ranges (the
+  // shards of one long video) join into one by copying their packets (concatenateVideos).
+  e.max_b_frames = 0;
+  if (encoderName == "libx264") {
+    av_dict_set(settings, "preset", "veryfast", 0);
+    av_dict_set_int(settings, "crf", std::clamp(options.quality, 0, 51), 0);
+  } else {
+    // CRF 20 ~ q 3; each 6 CRF steps double the quantiser.
+    const double q = std::clamp(3.0 * std::pow(2.0, (options.quality - 20) / 6.0), 1.0, 31.0);
+    e.flags |= AV_CODEC_FLAG_QSCALE;
+    e.global_quality = static_cast<int>(std::lround(FF_QP2LAMBDA * q));
+  }
+}
+
+}  // namespace
+
+void VideoWriter::State::openEncoder(const AVCodec* codec, const AVOutputFormat* container,
+                                     AVRational timeBase) {
+  State& s = *this;
+  AVFormatContext* raw = nullptr;
+  int result = avformat_alloc_output_context2(&raw, container, nullptr, s.tempPath.c_str());
+  if (result < 0 || !raw) throw s.error("cannot set up the container", result);
+  s.muxer.reset(raw);
+  s.stream = avformat_new_stream(s.muxer.get(), nullptr);
+  if (!s.stream) throw std::bad_alloc();
+  s.encoder.reset(avcodec_alloc_context3(codec));
+  if (!s.encoder) throw std::bad_alloc();
+  s.encoder->width = s.codedWidth;
+  s.encoder->height = s.codedHeight;
+  if (s.muxer->oformat->flags & AVFMT_GLOBALHEADER) s.encoder->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* settings = nullptr;
+  configureEncoder(*s.encoder, s.options, s.encoderName, timeBase, &settings);
+  result = avcodec_open2(s.encoder.get(), codec, &settings);
+  av_dict_free(&settings);
+  if (result < 0) throw s.error(std::string("cannot open the ") + s.encoderName + " encoder", result);
+  result = avcodec_parameters_from_context(s.stream->codecpar, s.encoder.get());
+  if (result < 0) throw s.error("cannot set up the stream", result);
+  s.stream->time_base = s.encoder->time_base;
+  s.stream->avg_frame_rate = s.encoder->framerate;
+}
+
+void VideoWriter::State::openMuxer(const AVOutputFormat* container, AVRational timeBase) {
+  State& s = *this;
+  if (!(s.muxer->oformat->flags & AVFMT_NOFILE)) {
+    const int result = avio_open(&s.muxer->pb, s.tempPath.c_str(), AVIO_FLAG_WRITE);
+    if (result < 0) throw s.error("cannot open for writing", result);
+  }
+  if (!s.options.comment.empty()) av_dict_set(&s.muxer->metadata, "comment", s.options.comment.c_str(), 0);
+  AVDictionary* muxerSettings = nullptr;
+  // The index goes to the front: players start at once, and a cut-off copy still plays up to the cut.
+  if (std::strcmp(container->name, "mp4") == 0 || std::strcmp(container->name, "mov") == 0)
+    av_dict_set(&muxerSettings, "movflags", "+faststart", 0);
+  requestExactMp4Timescale(&muxerSettings, container, timeBase);
+  const int result = avformat_write_header(s.muxer.get(), &muxerSettings);
+  av_dict_free(&muxerSettings);
+  if (result < 0) throw s.error("cannot write the header", result);
+  s.headerWritten = true;
+}
+
+void VideoWriter::State::allocatePicture() {
+  State& s = *this;
+  s.picture->format = AV_PIX_FMT_YUV420P;
+  s.picture->width = s.codedWidth;
+  s.picture->height = s.codedHeight;
+  const int result = av_frame_get_buffer(s.picture.get(), 0);
+  if (result < 0) throw s.error("cannot allocate a frame", result);
+  s.scaler.reset(sws_getContext(s.codedWidth, s.codedHeight, AV_PIX_FMT_BGR24, s.codedWidth, s.codedHeight,
+                                AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr,
+                                nullptr));
+  if (!s.scaler) throw MediaError(s.path, "cannot set up the colour conversion");
+}
+
 VideoWriter::VideoWriter(const std::string& path, const VideoWriterOptions& options)
     : state_(std::make_unique<State>()) {
   routeFfmpegLogs();
@@ -83,104 +202,16 @@ VideoWriter::VideoWriter(const std::string& path, const VideoWriterOptions& opti
   if (!(options.fps > 0)) throw MediaError(path, "frame rate must be positive");
   s.codedWidth = options.width + (options.width & 1);
   s.codedHeight = options.height + (options.height & 1);
-
   const AVOutputFormat* container = av_guess_format(nullptr, path.c_str(), nullptr);
   if (!container) throw MediaError(path, "no container format for this file name (use .mp4, .mkv, .mov)");
-
-  const AVCodec* codec = nullptr;
-  if (!options.encoder.empty()) {
-    codec = avcodec_find_encoder_by_name(options.encoder.c_str());
-    if (!codec) throw MediaError(path, "this FFmpeg has no encoder " + options.encoder);
-  } else {
-    codec = avcodec_find_encoder_by_name("libx264");
-    if (!codec) {
-      codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
-      if (!codec) throw MediaError(path, "this FFmpeg has neither an H.264 nor an MPEG-4 encoder");
-      logger().warn("{}: no H.264 encoder in this FFmpeg; writing MPEG-4 Part 2 instead", path);
-    }
-  }
+  const AVCodec* codec = chooseEncoder(path, options);
   s.encoderName = codec->name;
-
-  AVRational timeBase{options.timeBase.numerator, options.timeBase.denominator};
-  if (timeBase.num <= 0 || timeBase.den <= 0) timeBase = av_inv_q(av_d2q(options.fps, 1001000));
-  if (codec->id == AV_CODEC_ID_MPEG4 && timeBase.den > 65535) {  // the standard's limit
-    const AVRational exact = timeBase;
-    av_reduce(&timeBase.num, &timeBase.den, exact.num, exact.den, 65535);
-    logger().warn("{}: MPEG-4 cannot use the time base {}/{}; timestamps rounded to {}/{}", path, exact.num,
-                  exact.den, timeBase.num, timeBase.den);
-  }
-
+  const AVRational timeBase = chooseTimeBase(path, options, codec);
   s.tempPath = createTemporaryBeside(path);
   try {
-    AVFormatContext* raw = nullptr;
-    int result = avformat_alloc_output_context2(&raw, container, nullptr, s.tempPath.c_str());
-    if (result < 0 || !raw) throw s.error("cannot set up the container", result);
-    s.muxer.reset(raw);
-    s.stream = avformat_new_stream(s.muxer.get(), nullptr);
-    if (!s.stream) throw std::bad_alloc();
-
-    s.encoder.reset(avcodec_alloc_context3(codec));
-    if (!s.encoder) throw std::bad_alloc();
-    AVCodecContext& e = *s.encoder;
-    e.width = s.codedWidth;
-    e.height = s.codedHeight;
-    e.sample_aspect_ratio = {1, 1};
-    e.pix_fmt = AV_PIX_FMT_YUV420P;
-    e.time_base = timeBase;
-    e.framerate = av_d2q(options.fps, 1001000);
-    e.gop_size = options.keyframeInterval > 0 ? options.keyframeInterval
-                                              : std::max(1, static_cast<int>(std::lround(2 * options.fps)));
-    e.color_range = AVCOL_RANGE_MPEG;  // what swscale's default BGR -> YUV conversion produces
-    e.colorspace = AVCOL_SPC_SMPTE170M;
-    e.color_primaries = AVCOL_PRI_BT709;
-    e.color_trc = AVCOL_TRC_BT709;
-    e.thread_count = 0;
-    // No B-frames: decoding order is presentation order, so the videos of consecutive frame ranges (the
-    // shards of one long video) join into one by copying their packets (concatenateVideos).
-    e.max_b_frames = 0;
-    if (s.muxer->oformat->flags & AVFMT_GLOBALHEADER) e.flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    AVDictionary* settings = nullptr;
-    if (s.encoderName == "libx264") {
-      av_dict_set(&settings, "preset", "veryfast", 0);
-      av_dict_set_int(&settings, "crf", std::clamp(options.quality, 0, 51), 0);
-    } else {
-      // CRF 20 ~ q 3; each 6 CRF steps double the quantiser.
-      const double q = std::clamp(3.0 * std::pow(2.0, (options.quality - 20) / 6.0), 1.0, 31.0);
-      e.flags |= AV_CODEC_FLAG_QSCALE;
-      e.global_quality = static_cast<int>(std::lround(FF_QP2LAMBDA * q));
-    }
-    result = avcodec_open2(s.encoder.get(), codec, &settings);
-    av_dict_free(&settings);
-    if (result < 0) throw s.error(std::string("cannot open the ") + s.encoderName + " encoder", result);
-    result = avcodec_parameters_from_context(s.stream->codecpar, s.encoder.get());
-    if (result < 0) throw s.error("cannot set up the stream", result);
-    s.stream->time_base = e.time_base;
-    s.stream->avg_frame_rate = e.framerate;
-
-    if (!(s.muxer->oformat->flags & AVFMT_NOFILE)) {
-      result = avio_open(&s.muxer->pb, s.tempPath.c_str(), AVIO_FLAG_WRITE);
-      if (result < 0) throw s.error("cannot open for writing", result);
-    }
-    if (!options.comment.empty()) av_dict_set(&s.muxer->metadata, "comment", options.comment.c_str(), 0);
-    AVDictionary* muxerSettings = nullptr;
-    // The index goes to the front: players start at once, and a cut-off copy still plays up to the cut.
-    if (std::strcmp(container->name, "mp4") == 0 || std::strcmp(container->name, "mov") == 0)
-      av_dict_set(&muxerSettings, "movflags", "+faststart", 0);
-    requestExactMp4Timescale(&muxerSettings, container, timeBase);
-    result = avformat_write_header(s.muxer.get(), &muxerSettings);
-    av_dict_free(&muxerSettings);
-    if (result < 0) throw s.error("cannot write the header", result);
-    s.headerWritten = true;
-
-    s.picture->format = AV_PIX_FMT_YUV420P;
-    s.picture->width = s.codedWidth;
-    s.picture->height = s.codedHeight;
-    result = av_frame_get_buffer(s.picture.get(), 0);
-    if (result < 0) throw s.error("cannot allocate a frame", result);
-    s.scaler.reset(sws_getContext(s.codedWidth, s.codedHeight, AV_PIX_FMT_BGR24, s.codedWidth, s.codedHeight,
-                                  AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr,
-                                  nullptr));
-    if (!s.scaler) throw MediaError(path, "cannot set up the colour conversion");
+    s.openEncoder(codec, container, timeBase);
+    s.openMuxer(container, timeBase);
+    s.allocatePicture();
   } catch (...) {
     s.encoder.reset();
     s.removeTemporary();

@@ -312,24 +312,27 @@ std::string downloadBackendVersion() {
   return curl_version();
 }
 
-DownloadResult downloadFile(const DownloadRequest& request) {
-  initCurlOnce();
-  const std::string& url = request.url;
-  const std::string& destination = request.destination;
-  const std::string part = partialPath(destination);
-  const std::string where = fmt::format("{} -> {}", url, destination);
+namespace {
+
+// The .part file's size to resume from (0: from the start), its folder created.
+std::uint64_t prepareDestination(const DownloadRequest& request, const std::string& part,
+                                 const std::string& where) {
   std::error_code ec;
-  const fs::path folder = fs::path(destination).parent_path();
+  const fs::path folder = fs::path(request.destination).parent_path();
   if (!folder.empty()) fs::create_directories(folder, ec);
   if (ec)
     throw DownloadError(Kind::Io,
                         fmt::format("cannot create the folder {}: {}", folder.string(), ec.message()));
-
   std::uint64_t offset = 0;
   if (request.resume && fs::is_regular_file(part, ec)) offset = fileSize(part);
   if (!request.resume) removePart(part);
   if (offset > 0) logger().info("resuming {} at {} ({})", where, offset, humanBytes(offset));
+  return offset;
+}
 
+// The transfer, once more from the start when the server cannot resume at `offset` (which then is 0).
+Attempt transferWithRestart(const DownloadRequest& request, const std::string& part, std::uint64_t& offset,
+                            const std::string& where) {
   Attempt attempt;
   for (int round = 0; round < 2; ++round) {
     attempt = Attempt{};
@@ -346,10 +349,14 @@ DownloadResult downloadFile(const DownloadRequest& request) {
     }
     break;
   }
-  Transfer& t = attempt.transfer;
-  const long status = t.response.status;
-  const bool complete416 = offset > 0 && status == 416;
+  return attempt;
+}
 
+// Throws what ended the transfer early: a cancel, an abort, an HTTP error or a broken connection.
+void checkTransferEnded(const Attempt& attempt, const std::string& part, const std::string& where,
+                        bool complete416) {
+  const Transfer& t = attempt.transfer;
+  const long status = t.response.status;
   if (t.cancelled) {
     throw DownloadError(Kind::Cancelled,
                         fmt::format("download cancelled: {} ({} kept in {}; run again to resume)", where,
@@ -370,31 +377,30 @@ DownloadResult downloadFile(const DownloadRequest& request) {
         fmt::format("download failed: {}: HTTP {}{}{}", where, status, hint, body.empty() ? "" : ": " + body),
         status);
   }
-  const std::uint64_t have = fileSize(part);
   if (attempt.code != CURLE_OK) {
+    const std::uint64_t have = fileSize(part);
     const std::optional<std::uint64_t> total = t.total();
-    std::string detail;
-    if (attempt.code == CURLE_PARTIAL_FILE && total)
-      detail = fmt::format("the server announced {} bytes but the connection ended after {}", *total, have);
-    else
-      detail = attempt.curlError;
+    const std::string detail =
+        attempt.code == CURLE_PARTIAL_FILE && total
+            ? fmt::format("the server announced {} bytes but the connection ended after {}", *total, have)
+            : attempt.curlError;
     throw DownloadError(
         Kind::Network,
         fmt::format("download interrupted: {}: {} ({} of {} kept in {}; run again to resume)", where, detail,
                     humanBytes(have), total ? humanBytes(*total) : std::string("an unknown size"), part));
   }
-  if (!complete416 && !t.bodyStarted) {
-    // An empty body: create the (empty) file so that it can be checked and placed like any other.
-    const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw DownloadError(Kind::Io, fmt::format("cannot write {}: {}", part, errnoText(errno)));
-    ::close(fd);
-  }
+}
 
+// The size the server announced and the one the caller expects, and the caller's own check; a file that
+// fails one is removed.
+void checkReceived(const DownloadRequest& request, const Transfer& t, const std::string& part,
+                   const std::string& where, bool complete416) {
   const std::uint64_t bytes = fileSize(part);
   const std::optional<std::uint64_t> announced = complete416 ? t.response.rangeTotal : t.total();
   auto reject = [&](Kind kind, const std::string& why) {
     removePart(part);
-    return DownloadError(kind, fmt::format("download rejected, nothing placed: {}: {}", where, why), status);
+    return DownloadError(kind, fmt::format("download rejected, nothing placed: {}: {}", where, why),
+                         t.response.status);
   };
   if (announced && bytes != *announced)
     throw reject(Kind::SizeMismatch,
@@ -409,7 +415,30 @@ DownloadResult downloadFile(const DownloadRequest& request) {
       throw reject(Kind::Invalid, e.what());
     }
   }
-  place(part, destination, url);
+}
+
+}  // namespace
+
+DownloadResult downloadFile(const DownloadRequest& request) {
+  initCurlOnce();
+  const std::string& destination = request.destination;
+  const std::string part = partialPath(destination);
+  const std::string where = fmt::format("{} -> {}", request.url, destination);
+  std::uint64_t offset = prepareDestination(request, part, where);
+  const Attempt attempt = transferWithRestart(request, part, offset, where);
+  const Transfer& t = attempt.transfer;
+  const long status = t.response.status;
+  const bool complete416 = offset > 0 && status == 416;
+  checkTransferEnded(attempt, part, where, complete416);
+  if (!complete416 && !t.bodyStarted) {
+    // An empty body: create the (empty) file so that it can be checked and placed like any other.
+    const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw DownloadError(Kind::Io, fmt::format("cannot write {}: {}", part, errnoText(errno)));
+    ::close(fd);
+  }
+  checkReceived(request, t, part, where, complete416);
+  const std::uint64_t bytes = fileSize(part);
+  place(part, destination, request.url);
   DownloadResult result;
   result.path = destination;
   result.bytes = bytes;
