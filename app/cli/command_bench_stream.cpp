@@ -54,6 +54,94 @@ std::vector<Frame> decodeFrames(const std::string& path, std::int64_t count) {
   return frames;
 }
 
+// Seconds to analyse `frames` already in memory, in batches as the pipeline would; after one untimed
+// pass (the first one pays for page faults, the allocator's growth and the thread pools' start).
+double timeAnalysis(const LoadedTaskModel& m, const std::vector<Frame>& frames, std::size_t batch,
+                    std::vector<FrameResult>& results) {
+  results.assign(frames.size(), FrameResult{});
+  FrameResult warmUp;
+  analyzeTaskBatch(m.model, {frames.front().bgr}, {&warmUp}, m.inputSize);
+  const auto t0 = Clock::now();
+  const std::size_t step = std::max<std::size_t>(1, batch);
+  for (std::size_t first = 0; first < frames.size(); first += step) {
+    std::vector<cv::Mat> images;
+    std::vector<FrameResult*> outs;
+    for (std::size_t i = first; i < std::min(frames.size(), first + step); ++i) {
+      images.push_back(frames[i].bgr);
+      outs.push_back(&results[i]);
+    }
+    analyzeTaskBatch(m.model, images, outs, m.inputSize);
+  }
+  return secondsSince(t0);
+}
+
+// A folder of pictures: `sapiens-cli run` on the first `count` (read, analyse, write every result file),
+// timed from its first picture (model loading left out), in pictures per second.
+double timeFolderRun(const BenchStreamOptions& o, Task task, std::size_t count) {
+  BatchRunOptions run;
+  run.inputs = expandInputs({o.video});
+  run.inputs.resize(std::min(run.inputs.size(), count));
+  run.models.tasks = {task};
+  run.models.modelPaths[task] = o.model;
+  run.models.device = o.device;
+  if (!o.inputSize.empty()) run.models.inputSize = parseInputSize(o.inputSize);
+  run.batchSize = o.batch;
+  run.outputDir =
+      (std::filesystem::temp_directory_path() / fmt::format("sapiens-bench-run-{}", ::getpid())).string();
+  Clock::time_point runStart;
+  BatchCallbacks runCallbacks;
+  runCallbacks.onProgress = [&](const BatchProgress& p) {
+    if (p.index == 0) runStart = Clock::now();
+  };
+  const BatchSummary summary = runBatch(run, runCallbacks);
+  const double fps = static_cast<double>(summary.inputs.size()) / secondsSince(runStart);
+  std::filesystem::remove_all(run.outputDir);
+  for (const InputOutcome& outcome : summary.inputs)
+    if (!outcome.ok) throw std::runtime_error(outcome.input + ": " + outcome.error);
+  return fps;
+}
+
+struct StreamRates {
+  std::size_t frames = 0;
+  int width = 0, height = 0;
+  double decode = 0, analyse = 0, sink = 0, endToEnd = 0, run = 0;
+  double slowest() const { return std::min({decode, analyse, sink}); }
+};
+
+void printRates(const BenchStreamOptions& o, const LoadedTaskModel& m, const StreamRates& r) {
+  const double ratio = r.endToEnd / r.slowest();
+  if (o.json) {
+    nlohmann::json j = {{"video", o.video},
+                        {"frames", r.frames},
+                        {"task", o.task},
+                        {"model", o.model},
+                        {"batch", o.batch},
+                        {"decode_fps", r.decode},
+                        {"analyse_fps", r.analyse},
+                        {"sink_fps", r.sink},
+                        {"end_to_end_fps", r.endToEnd},
+                        {"slowest_stage_fps", r.slowest()},
+                        {"ratio", ratio}};
+    if (r.run > 0) {
+      j["run_fps"] = r.run;
+      j["run_over_analyse"] = r.run / r.analyse;
+    }
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  std::printf("frame pipeline  %s  %zu frames %dx%d  %s model  input %dx%d  batch %zu\n", o.video.c_str(),
+              r.frames, r.width, r.height, o.task.c_str(), m.inputSize.height, m.inputSize.width, o.batch);
+  std::printf("  decode alone     %10.2f frames/s\n", r.decode);
+  std::printf("  analyse alone    %10.2f frames/s\n", r.analyse);
+  std::printf("  sink alone       %10.2f frames/s (annotate + encode)\n", r.sink);
+  std::printf("  end to end       %10.2f frames/s\n", r.endToEnd);
+  std::printf("  ratio            %10.2f x the slowest stage (1.00 = the others fully hidden)\n", ratio);
+  if (r.run > 0) {
+    std::printf("  run (folder)     %10.2f frames/s: read, analyse, write every result file\n", r.run);
+    std::printf("  run / analyse    %10.2f x the analysis alone\n", r.run / r.analyse);
+  }
+}
+
 int runBenchStream(const BenchStreamOptions& o) {
   const std::optional<Task> task = parseTask(o.task);
   if (!task || *task == Task::Backbone)
@@ -77,25 +165,8 @@ int runBenchStream(const BenchStreamOptions& o) {
   const double decodeSeconds = secondsSince(t0);
   if (frames.empty()) throw std::runtime_error(o.video + ": no frame decoded");
   const auto n = static_cast<double>(frames.size());
-
-  // Analyse alone, on frames already in memory, in batches as the pipeline would; after one untimed
-  // pass (the first one pays for page faults, the allocator's growth and the thread pools' start).
-  std::vector<FrameResult> results(frames.size());
-  {
-    FrameResult warmUp;
-    analyzeTaskBatch(m.model, {frames.front().bgr}, {&warmUp}, m.inputSize);
-  }
-  t0 = Clock::now();
-  for (std::size_t first = 0; first < frames.size(); first += std::max<std::size_t>(1, o.batch)) {
-    std::vector<cv::Mat> images;
-    std::vector<FrameResult*> outs;
-    for (std::size_t i = first; i < std::min(frames.size(), first + std::max<std::size_t>(1, o.batch)); ++i) {
-      images.push_back(frames[i].bgr);
-      outs.push_back(&results[i]);
-    }
-    analyzeTaskBatch(m.model, images, outs, m.inputSize);
-  }
-  const double analyseSeconds = secondsSince(t0);
+  std::vector<FrameResult> results;
+  const double analyseSeconds = timeAnalysis(m, frames, o.batch, results);
 
   // Sink alone: annotated pictures into a video.
   auto openWriter = [&] {
@@ -127,67 +198,16 @@ int runBenchStream(const BenchStreamOptions& o) {
   std::filesystem::remove(tempVideo);
   if (!stats.error.empty()) throw std::runtime_error(stats.failedStage + ": " + stats.error);
 
-  // A folder of pictures: also `sapiens-cli run` on the same pictures (read, analyse, write every result
-  // file), timed from its first picture (model loading left out), against the analysis alone.
-  double runFps = 0;
-  if (std::filesystem::is_directory(o.video)) {
-    BatchRunOptions run;
-    run.inputs = expandInputs({o.video});
-    run.inputs.resize(std::min(run.inputs.size(), frames.size()));
-    run.models.tasks = {*task};
-    run.models.modelPaths[*task] = o.model;
-    run.models.device = o.device;
-    if (!o.inputSize.empty()) run.models.inputSize = parseInputSize(o.inputSize);
-    run.batchSize = o.batch;
-    run.outputDir =
-        (std::filesystem::temp_directory_path() / fmt::format("sapiens-bench-run-{}", ::getpid())).string();
-    Clock::time_point runStart;
-    BatchCallbacks runCallbacks;
-    runCallbacks.onProgress = [&](const BatchProgress& p) {
-      if (p.index == 0) runStart = Clock::now();
-    };
-    const BatchSummary summary = runBatch(run, runCallbacks);
-    runFps = static_cast<double>(summary.inputs.size()) / secondsSince(runStart);
-    std::filesystem::remove_all(run.outputDir);
-    for (const InputOutcome& outcome : summary.inputs)
-      if (!outcome.ok) throw std::runtime_error(outcome.input + ": " + outcome.error);
-  }
-
-  const double decodeFps = n / decodeSeconds, analyseFps = n / analyseSeconds, sinkFps = n / sinkSeconds;
-  const double slowest = std::min({decodeFps, analyseFps, sinkFps});
-  const double endToEnd = static_cast<double>(stats.processed) / stats.wallSeconds;
-  const double ratio = endToEnd / slowest;
-  if (o.json) {
-    nlohmann::json j = {{"video", o.video},
-                        {"frames", frames.size()},
-                        {"task", o.task},
-                        {"model", o.model},
-                        {"batch", o.batch},
-                        {"decode_fps", decodeFps},
-                        {"analyse_fps", analyseFps},
-                        {"sink_fps", sinkFps},
-                        {"end_to_end_fps", endToEnd},
-                        {"slowest_stage_fps", slowest},
-                        {"ratio", ratio}};
-    if (runFps > 0) {
-      j["run_fps"] = runFps;
-      j["run_over_analyse"] = runFps / analyseFps;
-    }
-    std::cout << j.dump() << "\n";
-  } else {
-    std::printf("frame pipeline  %s  %zu frames %dx%d  %s model  input %dx%d  batch %zu\n", o.video.c_str(),
-                frames.size(), frames.front().bgr.cols, frames.front().bgr.rows, o.task.c_str(),
-                m.inputSize.height, m.inputSize.width, o.batch);
-    std::printf("  decode alone     %10.2f frames/s\n", decodeFps);
-    std::printf("  analyse alone    %10.2f frames/s\n", analyseFps);
-    std::printf("  sink alone       %10.2f frames/s (annotate + encode)\n", sinkFps);
-    std::printf("  end to end       %10.2f frames/s\n", endToEnd);
-    std::printf("  ratio            %10.2f x the slowest stage (1.00 = the others fully hidden)\n", ratio);
-    if (runFps > 0) {
-      std::printf("  run (folder)     %10.2f frames/s: read, analyse, write every result file\n", runFps);
-      std::printf("  run / analyse    %10.2f x the analysis alone\n", runFps / analyseFps);
-    }
-  }
+  StreamRates rates;
+  rates.frames = frames.size();
+  rates.width = frames.front().bgr.cols;
+  rates.height = frames.front().bgr.rows;
+  rates.decode = n / decodeSeconds;
+  rates.analyse = n / analyseSeconds;
+  rates.sink = n / sinkSeconds;
+  rates.endToEnd = static_cast<double>(stats.processed) / stats.wallSeconds;
+  if (std::filesystem::is_directory(o.video)) rates.run = timeFolderRun(o, *task, frames.size());
+  printRates(o, m, rates);
   return kOk;
 }
 

@@ -117,112 +117,130 @@ std::vector<Checkpoint> listCheckpoints(const std::string& root) {
   return found;
 }
 
-int runDoctor(bool asJson) {
+// What doctor finds, section by section; the report holds it all for --json.
+struct Diagnosis {
   nlohmann::json report;
   std::vector<std::string> problems;
   std::vector<std::string> warnings;
+  std::vector<std::pair<std::string, std::string>> versions;
+  int cudaDevices = 0;
+  int threadCount = 0, cores = 0;
+  std::string waitPolicy, blasTimeout;
+  double gflops = 0;
+  BlasInfo blas;
+  CpuPrecisionChoice cpuChoice;
+  std::optional<GemmRates> cpuRates;
+  std::string cpuRatesError;
+  std::string root;
+  std::vector<Checkpoint> checkpoints;
 
-  auto versions = componentVersions();
+  void checkVersionsAndCuda() {
+    versions = componentVersions();
 #ifdef SAPIENS_HAVE_MEDIA
-  versions.emplace_back("OpenCV", CV_VERSION);
-  versions.emplace_back("FFmpeg", av_version_info());
+    versions.emplace_back("OpenCV", CV_VERSION);
+    versions.emplace_back("FFmpeg", av_version_info());
 #endif
-  for (auto& [name, version] : versions) report["versions"][name] = version;
-
-  const int cudaDevices = at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0;
-  report["cuda"]["available"] = cudaDevices > 0;
-  report["cuda"]["devices"] = nlohmann::json::array();
+    for (auto& [name, version] : versions) report["versions"][name] = version;
+    cudaDevices = at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0;
+    report["cuda"]["available"] = cudaDevices > 0;
+    report["cuda"]["devices"] = nlohmann::json::array();
 #ifdef SAPIENS_HAVE_CUDA
-  for (int i = 0; i < cudaDevices; ++i) {
-    auto* props = at::cuda::getDeviceProperties(i);
-    report["cuda"]["devices"].push_back(
-        {{"index", i},
-         {"name", props->name},
-         {"memory_gib", props->totalGlobalMem / double(1ull << 30)},
-         {"compute_capability", std::to_string(props->major) + "." + std::to_string(props->minor)}});
-  }
+    for (int i = 0; i < cudaDevices; ++i) {
+      auto* props = at::cuda::getDeviceProperties(i);
+      report["cuda"]["devices"].push_back(
+          {{"index", i},
+           {"name", props->name},
+           {"memory_gib", props->totalGlobalMem / double(1ull << 30)},
+           {"compute_capability", std::to_string(props->major) + "." + std::to_string(props->minor)}});
+    }
 #endif
+  }
 
-  const int threadCount = threads::current();
-  const int cores = threads::defaultCount();
-  const char* waitPolicy = std::getenv("OMP_WAIT_POLICY");
-  const char* blasTimeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
-  report["threads"] = {{"intra_op", threadCount},
-                       {"cores_available", cores},
-                       {"omp_wait_policy", waitPolicy ? waitPolicy : "(unset)"},
-                       {"openblas_thread_timeout", blasTimeout ? blasTimeout : "(unset)"}};
-  if (threadCount < 2 && cores >= 2)
-    warnings.push_back("LibTorch runs on 1 thread although " + std::to_string(cores) +
-                       " cores are available");
-  if (!waitPolicy || std::string(waitPolicy) != "PASSIVE")
-    warnings.push_back("OMP_WAIT_POLICY is not PASSIVE: spinning OpenMP threads slow everything under load");
-
-  const double gflops = measureSgemm(1024, 5);
-  const BlasInfo blas = detectBlas();
-  report["blas"] = {{"implementation", blas.name},
-                    {"library", blas.library},
-                    {"core", blas.core},
-                    {"sgemm_1024_gflops", gflops}};
-  if (blas.reference)
-    problems.push_back("the reference BLAS is active (" + blas.library +
-                       "): inference is ~30x slower. Install libopenblas0-pthread (scripts/install-deps)");
-  else if (gflops < 10.0)
-    warnings.push_back("fp32 matrix products run at only " + std::to_string(gflops) + " GFLOP/s");
-  if (const std::string slow = blas::slowKernelsWarning(); !slow.empty()) warnings.push_back(slow);
+  void checkThreadsAndBlas() {
+    threadCount = threads::current();
+    cores = threads::defaultCount();
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+    waitPolicy = policy ? policy : "(unset)";
+    blasTimeout = timeout ? timeout : "(unset)";
+    report["threads"] = {{"intra_op", threadCount},
+                         {"cores_available", cores},
+                         {"omp_wait_policy", waitPolicy},
+                         {"openblas_thread_timeout", blasTimeout}};
+    if (threadCount < 2 && cores >= 2)
+      warnings.push_back("LibTorch runs on 1 thread although " + std::to_string(cores) +
+                         " cores are available");
+    if (waitPolicy != "PASSIVE")
+      warnings.push_back(
+          "OMP_WAIT_POLICY is not PASSIVE: spinning OpenMP threads slow everything under load");
+    gflops = measureSgemm(1024, 5);
+    blas = detectBlas();
+    report["blas"] = {{"implementation", blas.name},
+                      {"library", blas.library},
+                      {"core", blas.core},
+                      {"sgemm_1024_gflops", gflops}};
+    if (blas.reference)
+      problems.push_back("the reference BLAS is active (" + blas.library +
+                         "): inference is ~30x slower. Install libopenblas0-pthread (scripts/install-deps)");
+    else if (gflops < 10.0)
+      warnings.push_back("fp32 matrix products run at only " + std::to_string(gflops) + " GFLOP/s");
+    if (const std::string slow = blas::slowKernelsWarning(); !slow.empty()) warnings.push_back(slow);
+  }
 
   // What --dtype auto runs on the CPU, and both rates (measured here when auto had no reason to).
-  const CpuPrecisionChoice& cpuChoice = cpuAutoPrecision();
-  std::optional<GemmRates> cpuRates = cpuChoice.rates;
-  std::string cpuRatesError;
-  if (!cpuRates) {
-    try {
-      // Smaller without native bf16: LibTorch's generic bf16 product can be 50x slower than fp32.
-      cpuRates = measureCpuGemmRates(cpuChoice.support.native() ? 1024 : 512, 100);
-    } catch (const std::exception& e) {
-      cpuRatesError = e.what();
-      cpuRatesError.resize(std::min(cpuRatesError.find('\n'), cpuRatesError.size()));
+  void checkCpuPrecision() {
+    cpuChoice = cpuAutoPrecision();
+    cpuRates = cpuChoice.rates;
+    if (!cpuRates) {
+      try {
+        // Smaller without native bf16: LibTorch's generic bf16 product can be 50x slower than fp32.
+        cpuRates = measureCpuGemmRates(cpuChoice.support.native() ? 1024 : 512, 100);
+      } catch (const std::exception& e) {
+        cpuRatesError = e.what();
+        cpuRatesError.resize(std::min(cpuRatesError.find('\n'), cpuRatesError.size()));
+      }
+    }
+    const CpuBf16Support& bf16 = cpuChoice.support;
+    nlohmann::json features = nlohmann::json::array();
+    if (bf16.avx512Bf16) features.push_back("avx512_bf16");
+    if (bf16.amxBf16) features.push_back("amx_bf16");
+    nlohmann::json& cpu = report["cpu_precision"];
+    cpu = {{"native_bf16", bf16.native()},
+           {"bf16_features", features},
+           {"disabled_by", bf16.disabledBy},
+           {"forced_bf16", bf16.forced},
+           {"auto", computeDtypeName(cpuChoice.dtype)},
+           {"auto_reason", cpuChoice.reason},
+           {"auto_min_speedup", kCpuBf16MinSpeedup}};
+    if (cpuRates) {
+      cpu["gemm_size"] = cpuRates->size;
+      cpu["fp32_gflops"] = cpuRates->fp32Gflops;
+      cpu["bf16_gflops"] = cpuRates->bf16Gflops;
+      cpu["bf16_speedup"] = cpuRates->speedup();
+    } else {
+      cpu["gemm_error"] = cpuRatesError;
     }
   }
-  const CpuBf16Support& bf16 = cpuChoice.support;
-  nlohmann::json features = nlohmann::json::array();
-  if (bf16.avx512Bf16) features.push_back("avx512_bf16");
-  if (bf16.amxBf16) features.push_back("amx_bf16");
-  report["cpu_precision"] = {{"native_bf16", bf16.native()},
-                             {"bf16_features", features},
-                             {"disabled_by", bf16.disabledBy},
-                             {"forced_bf16", bf16.forced},
-                             {"auto", computeDtypeName(cpuChoice.dtype)},
-                             {"auto_reason", cpuChoice.reason},
-                             {"auto_min_speedup", kCpuBf16MinSpeedup}};
-  if (cpuRates) {
-    report["cpu_precision"]["gemm_size"] = cpuRates->size;
-    report["cpu_precision"]["fp32_gflops"] = cpuRates->fp32Gflops;
-    report["cpu_precision"]["bf16_gflops"] = cpuRates->bf16Gflops;
-    report["cpu_precision"]["bf16_speedup"] = cpuRates->speedup();
-  } else {
-    report["cpu_precision"]["gemm_error"] = cpuRatesError;
+
+  void checkModels() {
+    root = paths::checkpointRoot();
+    checkpoints = listCheckpoints(root);
+    report["models"]["root"] = root;
+    report["models"]["exists"] = std::filesystem::is_directory(root);
+    report["models"]["checkpoints"] = nlohmann::json::array();
+    for (auto& c : checkpoints)
+      report["models"]["checkpoints"].push_back({{"file", c.path}, {"bytes", c.bytes}});
+    report["resources"] = paths::resourceDir();
+    report["log_file"] = log::logFilePath();
+    report["problems"] = problems;
+    report["warnings"] = warnings;
   }
 
-  const std::string root = paths::checkpointRoot();
-  auto checkpoints = listCheckpoints(root);
-  report["models"]["root"] = root;
-  report["models"]["exists"] = std::filesystem::is_directory(root);
-  report["models"]["checkpoints"] = nlohmann::json::array();
-  for (auto& c : checkpoints)
-    report["models"]["checkpoints"].push_back({{"file", c.path}, {"bytes", c.bytes}});
-  report["resources"] = paths::resourceDir();
-  report["log_file"] = log::logFilePath();
-  report["problems"] = problems;
-  report["warnings"] = warnings;
+  static void row(const std::string& key, const std::string& value) {
+    std::cout << "  " << std::left << std::setw(22) << key << value << "\n";
+  }
 
-  if (asJson) {
-    std::cout << report.dump(2) << "\n";
-  } else {
-    auto row = [](const std::string& key, const std::string& value) {
-      std::cout << "  " << std::left << std::setw(22) << key << value << "\n";
-    };
-    std::cout << "Versions\n";
-    for (auto& [name, version] : versions) row(name, version);
+  void printCompute() const {
     std::cout << "Compute\n";
     row("CUDA", cudaDevices > 0 ? std::to_string(cudaDevices) + " device(s)"
                                 : "not available (CPU, " + computeDtypeName(cpuChoice.dtype) + ")");
@@ -233,6 +251,7 @@ int runDoctor(bool asJson) {
     std::ostringstream rate;
     rate << std::fixed << std::setprecision(1) << gflops << " GFLOP/s (fp32 1024x1024, best of 5)";
     row("sgemm", rate.str());
+    const CpuBf16Support& bf16 = cpuChoice.support;
     std::string native = bf16.native() ? "yes (" + bf16.features() + ")" : "no";
     if (!bf16.native() && bf16.hardware())
       native += " (turned off by " + bf16.disabledBy + "; the CPU has " + bf16.features() + ")";
@@ -250,8 +269,13 @@ int runDoctor(bool asJson) {
     }
     row("CPU dtype auto", computeDtypeName(cpuChoice.dtype) + ": " + cpuChoice.reason);
     row("threads", std::to_string(threadCount) + " intra-op of " + std::to_string(cores) +
-                       " cores, OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "(unset)") +
-                       ", OPENBLAS_THREAD_TIMEOUT=" + (blasTimeout ? blasTimeout : "(unset)"));
+                       " cores, OMP_WAIT_POLICY=" + waitPolicy + ", OPENBLAS_THREAD_TIMEOUT=" + blasTimeout);
+  }
+
+  void printText() const {
+    std::cout << "Versions\n";
+    for (auto& [name, version] : versions) row(name, version);
+    printCompute();
     std::cout << "Models\n";
     row("checkpoint root", root + (std::filesystem::is_directory(root) ? "" : "  (missing)"));
     for (auto& c : checkpoints) row("", c.path + "  (" + std::to_string(c.bytes / (1024 * 1024)) + " MiB)");
@@ -263,7 +287,19 @@ int runDoctor(bool asJson) {
     std::cout << (problems.empty() ? "doctor: OK\n"
                                    : "doctor: " + std::to_string(problems.size()) + " problem(s)\n");
   }
-  return problems.empty() ? kOk : kEnvironment;
+};
+
+int runDoctor(bool asJson) {
+  Diagnosis d;
+  d.checkVersionsAndCuda();
+  d.checkThreadsAndBlas();
+  d.checkCpuPrecision();
+  d.checkModels();
+  if (asJson)
+    std::cout << d.report.dump(2) << "\n";
+  else
+    d.printText();
+  return d.problems.empty() ? kOk : kEnvironment;
 }
 
 CliCommand doctorCommand("doctor", [](CLI::App& app) -> CommandAction {

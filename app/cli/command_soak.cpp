@@ -104,12 +104,7 @@ nlohmann::json sampleJson(const Sample& s) {
           {"threads", s.usage.threads}};
 }
 
-int runSoak(const SoakArgs& a) {
-  const std::int64_t warmup = a.warmupFrames >= 0 ? a.warmupFrames : std::max<std::int64_t>(1, a.frames / 20);
-  if (warmup >= a.frames)
-    throw CLI::ValidationError("--warmup-frames",
-                               fmt::format("{} is not below --frames {}", warmup, a.frames));
-
+LoadedTaskModels loadSoakModels(const SoakArgs& a) {
   TaskModelRequest request;
   request.tasks = parseTaskList(a.tasks);
   request.modelPaths = a.modelPaths;
@@ -118,7 +113,11 @@ int runSoak(const SoakArgs& a) {
   request.demoFallback = a.modelDir.empty();
   LoadedTaskModels loaded = loadTaskModels(request);
   if (!loaded.errors.empty()) throw std::runtime_error(loaded.errors.front());
-  FramePipelineOptions pipeline;
+  return loaded;
+}
+
+// Puts the models into `pipeline` at their input sizes; says which, for the report.
+std::string modelSizes(const SoakArgs& a, LoadedTaskModels& loaded, FramePipelineOptions& pipeline) {
   std::string sizes;
   for (LoadedTaskModel& m : loaded.models) {
     if (!a.inputSize.empty() && !hasFixedInputSize(m.model)) m.inputSize = parseInputSize(a.inputSize);
@@ -126,6 +125,76 @@ int runSoak(const SoakArgs& a) {
     sizes += fmt::format("{}{} {}x{}{}", sizes.empty() ? "" : ", ", taskName(m.task), m.inputSize.height,
                          m.inputSize.width, m.model.isDemoWeights() ? " (untrained demo weights)" : "");
   }
+  return sizes;
+}
+
+struct SoakVerdict {
+  double growth = 0;
+  std::vector<std::string> problems;
+  Sample warm, end;
+};
+
+// Growth after the warm-up (memory, descriptors, threads) and descriptors left open after the run.
+SoakVerdict judge(const SoakArgs& a, const std::vector<Sample>& samples) {
+  const auto find = [&](const char* label) {
+    return *std::find_if(samples.begin(), samples.end(), [&](const Sample& s) { return s.label == label; });
+  };
+  const Sample before = find("before"), after = find("after");
+  SoakVerdict v;
+  v.warm = find("warm-up");
+  v.end = find("end");
+  v.growth = 100.0 * static_cast<double>(v.end.usage.rssKiB - v.warm.usage.rssKiB) /
+             static_cast<double>(v.warm.usage.rssKiB);
+  if (v.growth >= a.maxRssGrowthPercent)
+    v.problems.push_back(fmt::format("resident memory grew {:.1f}% after the warm-up", v.growth));
+  if (v.end.usage.fds > v.warm.usage.fds)
+    v.problems.push_back(fmt::format("{} more file descriptors open", v.end.usage.fds - v.warm.usage.fds));
+  if (v.end.usage.threads > v.warm.usage.threads)
+    v.problems.push_back(fmt::format("{} more threads", v.end.usage.threads - v.warm.usage.threads));
+  if (after.usage.fds > before.usage.fds)
+    v.problems.push_back(
+        fmt::format("{} file descriptors left open after the run", after.usage.fds - before.usage.fds));
+  return v;
+}
+
+void printVerdict(const SoakArgs& a, std::int64_t warmup, const std::string& sizes,
+                  const FramePipelineStats& stats, const std::vector<Sample>& samples, const SoakVerdict& v) {
+  const bool pass = v.problems.empty();
+  if (a.json) {
+    nlohmann::json j = {{"source", a.source},
+                        {"frames", a.frames},
+                        {"warmup_frames", warmup},
+                        {"models", sizes},
+                        {"seconds", stats.wallSeconds},
+                        {"dropped", stats.dropped},
+                        {"rss_growth_percent", v.growth},
+                        {"max_rss_growth_percent", a.maxRssGrowthPercent},
+                        {"pass", pass},
+                        {"problems", v.problems},
+                        {"samples", nlohmann::json::array()}};
+    for (const Sample& s : samples) j["samples"].push_back(sampleJson(s));
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  std::cout << fmt::format(
+      "soak: {}  rss {:.1f} -> {:.1f} MiB ({:+.1f}%, limit {:.0f}%)  fds {} -> {}  threads {} -> {}  ({} "
+      "frames "
+      "in {:.1f} s, {} dropped by the camera)\n",
+      pass ? "PASS" : "FAIL", static_cast<double>(v.warm.usage.rssKiB) / 1024.0,
+      static_cast<double>(v.end.usage.rssKiB) / 1024.0, v.growth, a.maxRssGrowthPercent, v.warm.usage.fds,
+      v.end.usage.fds, v.warm.usage.threads, v.end.usage.threads, v.end.frames, v.end.seconds, stats.dropped);
+  for (const std::string& p : v.problems) std::cout << "soak: " << p << "\n";
+}
+
+int runSoak(const SoakArgs& a) {
+  const std::int64_t warmup = a.warmupFrames >= 0 ? a.warmupFrames : std::max<std::int64_t>(1, a.frames / 20);
+  if (warmup >= a.frames)
+    throw CLI::ValidationError("--warmup-frames",
+                               fmt::format("{} is not below --frames {}", warmup, a.frames));
+
+  LoadedTaskModels loaded = loadSoakModels(a);
+  FramePipelineOptions pipeline;
+  const std::string sizes = modelSizes(a, loaded, pipeline);
 
   std::unique_ptr<FrameSource> source = openFrameSource(a.source);
   const SourceInfo info = source->info();
@@ -180,49 +249,9 @@ int runSoak(const SoakArgs& a) {
         fmt::format("{} ended after {} of {} frames", a.source, stats.processed, a.frames));
   record({"after", stats.processed, stats.wallSeconds, stats.dropped, sampleUsage()});
 
-  const auto find = [&](const char* label) {
-    return *std::find_if(samples.begin(), samples.end(), [&](const Sample& s) { return s.label == label; });
-  };
-  const Sample before = find("before"), warm = find("warm-up"), end = find("end"), after = find("after");
-  const double growth = 100.0 * static_cast<double>(end.usage.rssKiB - warm.usage.rssKiB) /
-                        static_cast<double>(warm.usage.rssKiB);
-  std::vector<std::string> problems;
-  if (growth >= a.maxRssGrowthPercent)
-    problems.push_back(fmt::format("resident memory grew {:.1f}% after the warm-up", growth));
-  if (end.usage.fds > warm.usage.fds)
-    problems.push_back(fmt::format("{} more file descriptors open", end.usage.fds - warm.usage.fds));
-  if (end.usage.threads > warm.usage.threads)
-    problems.push_back(fmt::format("{} more threads", end.usage.threads - warm.usage.threads));
-  if (after.usage.fds > before.usage.fds)
-    problems.push_back(
-        fmt::format("{} file descriptors left open after the run", after.usage.fds - before.usage.fds));
-  const bool pass = problems.empty();
-
-  if (a.json) {
-    nlohmann::json j = {{"source", a.source},
-                        {"frames", a.frames},
-                        {"warmup_frames", warmup},
-                        {"models", sizes},
-                        {"seconds", stats.wallSeconds},
-                        {"dropped", stats.dropped},
-                        {"rss_growth_percent", growth},
-                        {"max_rss_growth_percent", a.maxRssGrowthPercent},
-                        {"pass", pass},
-                        {"problems", problems},
-                        {"samples", nlohmann::json::array()}};
-    for (const Sample& s : samples) j["samples"].push_back(sampleJson(s));
-    std::cout << j.dump() << "\n";
-  } else {
-    std::cout << fmt::format(
-        "soak: {}  rss {:.1f} -> {:.1f} MiB ({:+.1f}%, limit {:.0f}%)  fds {} -> {}  threads {} -> {}  ({} "
-        "frames "
-        "in {:.1f} s, {} dropped by the camera)\n",
-        pass ? "PASS" : "FAIL", static_cast<double>(warm.usage.rssKiB) / 1024.0,
-        static_cast<double>(end.usage.rssKiB) / 1024.0, growth, a.maxRssGrowthPercent, warm.usage.fds,
-        end.usage.fds, warm.usage.threads, end.usage.threads, end.frames, end.seconds, stats.dropped);
-    for (const std::string& p : problems) std::cout << "soak: " << p << "\n";
-  }
-  return pass ? kOk : kFailure;
+  const SoakVerdict verdict = judge(a, samples);
+  printVerdict(a, warmup, sizes, stats, samples, verdict);
+  return verdict.problems.empty() ? kOk : kFailure;
 }
 
 CliCommand soakCommand("soak", [](CLI::App& app) -> CommandAction {
