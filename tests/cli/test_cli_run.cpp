@@ -63,6 +63,84 @@ cv::Mat readNpyFloat(const QString& path) {
   return m;
 }
 
+// Pose JSON in the official layout.
+void checkPoseJson(const QString& stem) {
+  const QJsonObject pose = readJson(stem + ".pose.json");
+  QCOMPARE(pose["num_keypoints"].toInt(), 308);
+  QCOMPARE(pose["image_size"].toArray()[0].toInt(), 512);
+  const QJsonArray frames = pose["frames"].toArray();
+  QCOMPARE(frames.size(), 1);
+  QCOMPARE(frames[0].toObject()["image_name"].toString(), QString("astronaut.png"));
+  const QJsonArray instances = frames[0].toObject()["instances"].toArray();
+  QVERIFY(!instances.isEmpty());
+  for (const auto& value : instances) {
+    const QJsonObject instance = value.toObject();
+    QCOMPARE(instance["bbox"].toArray().size(), 4);
+    QCOMPARE(instance["keypoints"].toArray().size(), 308);
+    QCOMPARE(instance["keypoint_scores"].toArray().size(), 308);
+    QCOMPARE(instance["keypoints"].toArray()[0].toArray().size(), 2);
+  }
+}
+
+void checkNormals(const QString& stem, const cv::Mat& labels) {
+  // Normals: unit vectors at every foreground pixel, after the resize to the picture (zero, "no
+  // direction", is the only other value), and the PNG encodes them.
+  const cv::Mat normal = readNpyFloat(stem + ".normal.npy");
+  QCOMPARE(normal.type(), CV_32FC3);
+  QCOMPARE(normal.size(), labels.size());
+  const cv::Mat normalPng = cv::imread((stem + ".normal.png").toStdString(), cv::IMREAD_COLOR);
+  int foreground = 0;
+  for (int y = 0; y < 512; ++y)
+    for (int x = 0; x < 512; ++x) {
+      const cv::Vec3f n = normal.at<cv::Vec3f>(y, x);
+      const double length = cv::norm(n);
+      if (labels.at<uchar>(y, x) == 0) {
+        QVERIFY(std::abs(length - 1.0) <= 1e-4 || length == 0.0);
+        continue;
+      }
+      ++foreground;
+      QVERIFY2(std::abs(length - 1.0) <= 1e-4,
+               qPrintable(QString("normal at (%1, %2) has length %3").arg(x).arg(y).arg(length)));
+      if ((x * 7 + y) % 97 != 0) continue;
+      const cv::Vec3b bgr = normalPng.at<cv::Vec3b>(y, x);
+      QCOMPARE(int(bgr[2]), int((n[0] + 1) / 2 * 255));  // R = x
+      QCOMPARE(int(bgr[0]), int((n[2] + 1) / 2 * 255));  // B = z
+    }
+  QVERIFY(foreground > 1000);
+}
+
+void checkPly(const QString& stem, const cv::Mat& labels) {
+  // PLY through VTK: one vertex per foreground pixel with a valid depth, positions = the pointmap.
+  const cv::Mat pointmap = readNpyFloat(stem + ".pointmap.npy");
+  QCOMPARE(pointmap.type(), CV_32FC3);
+  std::vector<cv::Vec3f> expected;
+  for (int y = 0; y < 512; ++y)
+    for (int x = 0; x < 512; ++x) {
+      const cv::Vec3f p = pointmap.at<cv::Vec3f>(y, x);
+      if (labels.at<uchar>(y, x) > 0 && std::isfinite(p[2]) && p[2] > 0) expected.push_back(p);
+    }
+  auto reader = vtkSmartPointer<vtkPLYReader>::New();
+  reader->SetFileName((stem + ".ply").toUtf8().constData());
+  reader->Update();
+  vtkPolyData* cloud = reader->GetOutput();
+  QCOMPARE(static_cast<size_t>(cloud->GetNumberOfPoints()), expected.size());
+  if (!expected.empty()) {
+    for (size_t i = 0; i < expected.size(); i += std::max<size_t>(1, expected.size() / 50)) {
+      double p[3];
+      cloud->GetPoint(static_cast<vtkIdType>(i), p);
+      for (int c = 0; c < 3; ++c) QCOMPARE(float(p[c]), expected[i][c]);
+    }
+    vtkDataArray* normals = cloud->GetPointData()->GetNormals();
+    QVERIFY(normals != nullptr);
+    for (vtkIdType i = 0; i < normals->GetNumberOfTuples(); ++i) {
+      const double* n = normals->GetTuple3(i);
+      QVERIFY(std::abs(std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) - 1.0) <= 1e-4);
+    }
+    QVERIFY(cloud->GetPointData()->GetScalars() != nullptr);  // red green blue
+    QCOMPARE(cloud->GetPointData()->GetScalars()->GetNumberOfComponents(), 3);
+  }
+}
+
 }  // namespace
 
 class CliRunTest : public QObject {
@@ -100,47 +178,9 @@ class CliRunTest : public QObject {
     cv::minMaxLoc(labels, nullptr, &maxLabel);
     QVERIFY(maxLabel <= 28);
 
-    // Pose JSON in the official layout.
-    const QJsonObject pose = readJson(stem + ".pose.json");
-    QCOMPARE(pose["num_keypoints"].toInt(), 308);
-    QCOMPARE(pose["image_size"].toArray()[0].toInt(), 512);
-    const QJsonArray frames = pose["frames"].toArray();
-    QCOMPARE(frames.size(), 1);
-    QCOMPARE(frames[0].toObject()["image_name"].toString(), QString("astronaut.png"));
-    const QJsonArray instances = frames[0].toObject()["instances"].toArray();
-    QVERIFY(!instances.isEmpty());
-    for (const auto& value : instances) {
-      const QJsonObject instance = value.toObject();
-      QCOMPARE(instance["bbox"].toArray().size(), 4);
-      QCOMPARE(instance["keypoints"].toArray().size(), 308);
-      QCOMPARE(instance["keypoint_scores"].toArray().size(), 308);
-      QCOMPARE(instance["keypoints"].toArray()[0].toArray().size(), 2);
-    }
+    checkPoseJson(stem);
 
-    // Normals: unit vectors at every foreground pixel, after the resize to the picture (zero, "no
-    // direction", is the only other value), and the PNG encodes them.
-    const cv::Mat normal = readNpyFloat(stem + ".normal.npy");
-    QCOMPARE(normal.type(), CV_32FC3);
-    QCOMPARE(normal.size(), labels.size());
-    const cv::Mat normalPng = cv::imread((stem + ".normal.png").toStdString(), cv::IMREAD_COLOR);
-    int foreground = 0;
-    for (int y = 0; y < 512; ++y)
-      for (int x = 0; x < 512; ++x) {
-        const cv::Vec3f n = normal.at<cv::Vec3f>(y, x);
-        const double length = cv::norm(n);
-        if (labels.at<uchar>(y, x) == 0) {
-          QVERIFY(std::abs(length - 1.0) <= 1e-4 || length == 0.0);
-          continue;
-        }
-        ++foreground;
-        QVERIFY2(std::abs(length - 1.0) <= 1e-4,
-                 qPrintable(QString("normal at (%1, %2) has length %3").arg(x).arg(y).arg(length)));
-        if ((x * 7 + y) % 97 != 0) continue;
-        const cv::Vec3b bgr = normalPng.at<cv::Vec3b>(y, x);
-        QCOMPARE(int(bgr[2]), int((n[0] + 1) / 2 * 255));  // R = x
-        QCOMPARE(int(bgr[0]), int((n[2] + 1) / 2 * 255));  // B = z
-      }
-    QVERIFY(foreground > 1000);
+    checkNormals(stem, labels);
 
     const cv::Mat albedo = readNpyFloat(stem + ".albedo.npy");
     QCOMPARE(albedo.type(), CV_32FC3);
@@ -148,35 +188,7 @@ class CliRunTest : public QObject {
     cv::minMaxLoc(albedo.reshape(1), &lo, &hi);
     QVERIFY(lo >= 0.0 && hi <= 1.0);
 
-    // PLY through VTK: one vertex per foreground pixel with a valid depth, positions = the pointmap.
-    const cv::Mat pointmap = readNpyFloat(stem + ".pointmap.npy");
-    QCOMPARE(pointmap.type(), CV_32FC3);
-    std::vector<cv::Vec3f> expected;
-    for (int y = 0; y < 512; ++y)
-      for (int x = 0; x < 512; ++x) {
-        const cv::Vec3f p = pointmap.at<cv::Vec3f>(y, x);
-        if (labels.at<uchar>(y, x) > 0 && std::isfinite(p[2]) && p[2] > 0) expected.push_back(p);
-      }
-    auto reader = vtkSmartPointer<vtkPLYReader>::New();
-    reader->SetFileName((stem + ".ply").toUtf8().constData());
-    reader->Update();
-    vtkPolyData* cloud = reader->GetOutput();
-    QCOMPARE(static_cast<size_t>(cloud->GetNumberOfPoints()), expected.size());
-    if (!expected.empty()) {
-      for (size_t i = 0; i < expected.size(); i += std::max<size_t>(1, expected.size() / 50)) {
-        double p[3];
-        cloud->GetPoint(static_cast<vtkIdType>(i), p);
-        for (int c = 0; c < 3; ++c) QCOMPARE(float(p[c]), expected[i][c]);
-      }
-      vtkDataArray* normals = cloud->GetPointData()->GetNormals();
-      QVERIFY(normals != nullptr);
-      for (vtkIdType i = 0; i < normals->GetNumberOfTuples(); ++i) {
-        const double* n = normals->GetTuple3(i);
-        QVERIFY(std::abs(std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) - 1.0) <= 1e-4);
-      }
-      QVERIFY(cloud->GetPointData()->GetScalars() != nullptr);  // red green blue
-      QCOMPARE(cloud->GetPointData()->GetScalars()->GetNumberOfComponents(), 3);
-    }
+    checkPly(stem, labels);
   }
 
   void badPicturesAreReportedAndTheOthersComplete() {

@@ -91,6 +91,70 @@ bool sameMask(const cv::Mat& a, const cv::Mat& b) {
   return a.size() == b.size() && a.type() == b.type() && cv::countNonZero(a != b) == 0;
 }
 
+// A brush stroke in class 2 (Eyeglass) from (100, 200) to (300, 200), radius 6, on `panel`'s canvas: it
+// paints that band and nothing else; `stroke` is the mask after it.
+void paintAStroke(FineTunePanel* panel, cv::Mat& stroke) {
+  sapiens::widgets::LabelCanvas* canvas = panel->canvas();
+  child<QListWidget>(panel, "fineTuneClasses")->setCurrentRow(2);
+  child<QSpinBox>(panel, "fineTuneBrushSize")->setValue(6);
+  clickAction(panel, "actionLabelBrush");
+  QVERIFY(canvas->isVisible() && canvas->width() > 100);
+  auto at = [&](double x, double y) { return canvas->widgetPoint({x + 0.5, y + 0.5}).toPoint(); };
+  QTest::mousePress(canvas, Qt::LeftButton, {}, at(100, 200));
+  for (int x = 120; x <= 300; x += 20) QTest::mouseMove(canvas, at(x, 200));
+  QTest::mouseRelease(canvas, Qt::LeftButton, {}, at(300, 200));
+  stroke = canvas->mask().clone();
+  const int painted = labelled(stroke);
+  // A 200 x 11 pixel band with round ends, give or take the widget-to-picture rounding.
+  QVERIFY2(painted > 1800 && painted < 3200, qPrintable(QString::number(painted)));
+  QCOMPARE(cv::countNonZero(stroke == 2), painted);
+  QCOMPARE(int(stroke.at<std::uint8_t>(200, 200)), 2);
+  QCOMPARE(int(stroke.at<std::uint8_t>(203, 150)), 2);
+  QCOMPARE(int(stroke.at<std::uint8_t>(230, 200)), 255);
+  QCOMPARE(int(stroke.at<std::uint8_t>(200, 60)), 255);
+}
+
+// Pause: once the worker is parked, no new points; resume: they come again; stop: the run ends after the
+// current step and says so. `stoppedAt` is the step it stopped at.
+void pauseResumeStop(FineTunePanel* panel, int& stoppedAt) {
+  sapiens::widgets::LossChart* loss = panel->lossChart();
+  auto* train = child<QPushButton>(panel, "fineTuneTrain");
+  QTest::mouseClick(child<QPushButton>(panel, "fineTunePause"), Qt::LeftButton);
+  QCOMPARE(panel->trainingState(), State::Paused);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      child<QLabel>(panel, "fineTuneStats")->text().startsWith(QStringLiteral("Paused at step")), kTimeoutMs);
+  const int pausedAt = loss->pointCount(0);
+  QTest::qWait(400);
+  QCOMPARE(loss->pointCount(0), pausedAt);
+  QTest::mouseClick(child<QPushButton>(panel, "fineTunePause"), Qt::LeftButton);  // now "Resume"
+  QCOMPARE(panel->trainingState(), State::Training);
+  QTRY_VERIFY_WITH_TIMEOUT(loss->pointCount(0) > pausedAt + 2, kTimeoutMs);
+
+  // Stop: the run ends after the current step and says so; the curve stops growing.
+  QTest::mouseClick(child<QPushButton>(panel, "fineTuneStop"), Qt::LeftButton);
+  QTRY_COMPARE_WITH_TIMEOUT(panel->trainingState(), State::Stopped, kTimeoutMs);
+  QVERIFY2(panel->message().contains(QStringLiteral("(stopped)")), qPrintable(panel->message()));
+  QCOMPARE(child<QLabel>(panel, "fineTuneStats")->text(),
+           QStringLiteral("Stopped at step %1").arg(loss->pointCount(0)));
+  stoppedAt = loss->pointCount(0);
+  QTest::qWait(200);
+  QCOMPARE(loss->pointCount(0), stoppedAt);
+  QVERIFY(train->isEnabled());
+  QVERIFY(child<QPushButton>(panel, "fineTuneContinue")->isEnabled());
+}
+
+// The head, saved on the worker thread, is a fine-tuning head file of the seg task at `step`.
+void savedHeadIsOfTheSegTask(FineTunePanel* panel, const QString& head, int stoppedAt) {
+  QSignalSpy saved(panel, &FineTunePanel::modelSaved);
+  panel->saveModel(head, false);
+  QVERIFY(saved.wait(kTimeoutMs));
+  QCOMPARE(saved.first().at(1).toString(), QString());
+  const auto metadata = sapiens::readModelMetadata(head.toStdString());
+  QCOMPARE(metadata.at("content"), std::string("head"));
+  QCOMPARE(metadata.at("task"), std::string("seg"));
+  QCOMPARE(std::stoi(metadata.at("step")), stoppedAt);
+}
+
 }  // namespace
 
 class TestFinetunePanel : public QObject {
@@ -148,24 +212,9 @@ class TestFinetunePanel : public QObject {
     QCOMPARE(canvas->mask().cols, 512);
     QCOMPARE(labelled(canvas->mask()), 0);
 
-    // A brush stroke in class 2 (Eyeglass) from (100, 200) to (300, 200), radius 6.
-    child<QListWidget>(panel, "fineTuneClasses")->setCurrentRow(2);
-    child<QSpinBox>(panel, "fineTuneBrushSize")->setValue(6);
-    clickAction(panel, "actionLabelBrush");
-    QVERIFY(canvas->isVisible() && canvas->width() > 100);
-    auto at = [&](double x, double y) { return canvas->widgetPoint({x + 0.5, y + 0.5}).toPoint(); };
-    QTest::mousePress(canvas, Qt::LeftButton, {}, at(100, 200));
-    for (int x = 120; x <= 300; x += 20) QTest::mouseMove(canvas, at(x, 200));
-    QTest::mouseRelease(canvas, Qt::LeftButton, {}, at(300, 200));
-    const cv::Mat stroke = canvas->mask().clone();
-    const int painted = labelled(stroke);
-    // A 200 x 11 pixel band with round ends, give or take the widget-to-picture rounding.
-    QVERIFY2(painted > 1800 && painted < 3200, qPrintable(QString::number(painted)));
-    QCOMPARE(cv::countNonZero(stroke == 2), painted);
-    QCOMPARE(int(stroke.at<std::uint8_t>(200, 200)), 2);
-    QCOMPARE(int(stroke.at<std::uint8_t>(203, 150)), 2);
-    QCOMPARE(int(stroke.at<std::uint8_t>(230, 200)), 255);
-    QCOMPARE(int(stroke.at<std::uint8_t>(200, 60)), 255);
+    cv::Mat stroke;
+    paintAStroke(panel, stroke);
+    if (QTest::currentTestFailed()) return;
 
     clickAction(panel, "actionLabelUndo");
     QCOMPARE(labelled(canvas->mask()), 0);
@@ -213,41 +262,12 @@ class TestFinetunePanel : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!panel->previewImage().isNull(), kTimeoutMs);
     QCOMPARE(panel->previewImage().size(), QSize(96, 128));
 
-    // Pause: once the worker is parked, no new points; resume: they come again.
-    QTest::mouseClick(child<QPushButton>(panel, "fineTunePause"), Qt::LeftButton);
-    QCOMPARE(panel->trainingState(), State::Paused);
-    QTRY_VERIFY_WITH_TIMEOUT(
-        child<QLabel>(panel, "fineTuneStats")->text().startsWith(QStringLiteral("Paused at step")),
-        kTimeoutMs);
-    const int pausedAt = loss->pointCount(0);
-    QTest::qWait(400);
-    QCOMPARE(loss->pointCount(0), pausedAt);
-    QTest::mouseClick(child<QPushButton>(panel, "fineTunePause"), Qt::LeftButton);  // now "Resume"
-    QCOMPARE(panel->trainingState(), State::Training);
-    QTRY_VERIFY_WITH_TIMEOUT(loss->pointCount(0) > pausedAt + 2, kTimeoutMs);
-
-    // Stop: the run ends after the current step and says so; the curve stops growing.
-    QTest::mouseClick(child<QPushButton>(panel, "fineTuneStop"), Qt::LeftButton);
-    QTRY_COMPARE_WITH_TIMEOUT(panel->trainingState(), State::Stopped, kTimeoutMs);
-    QVERIFY2(panel->message().contains(QStringLiteral("(stopped)")), qPrintable(panel->message()));
-    QCOMPARE(child<QLabel>(panel, "fineTuneStats")->text(),
-             QStringLiteral("Stopped at step %1").arg(loss->pointCount(0)));
-    const int stoppedAt = loss->pointCount(0);
-    QTest::qWait(200);
-    QCOMPARE(loss->pointCount(0), stoppedAt);
-    QVERIFY(train->isEnabled());
-    QVERIFY(child<QPushButton>(panel, "fineTuneContinue")->isEnabled());
+    int stoppedAt = 0;
+    pauseResumeStop(panel, stoppedAt);
+    if (QTest::currentTestFailed()) return;
 
     // The head, saved on the worker thread, is a fine-tuning head file of the seg task.
-    QSignalSpy saved(panel, &FineTunePanel::modelSaved);
-    const QString head = dir.filePath(QStringLiteral("head.safetensors"));
-    panel->saveModel(head, false);
-    QVERIFY(saved.wait(kTimeoutMs));
-    QCOMPARE(saved.first().at(1).toString(), QString());
-    const auto metadata = sapiens::readModelMetadata(head.toStdString());
-    QCOMPARE(metadata.at("content"), std::string("head"));
-    QCOMPARE(metadata.at("task"), std::string("seg"));
-    QCOMPARE(std::stoi(metadata.at("step")), stoppedAt);
+    savedHeadIsOfTheSegTask(panel, dir.filePath(QStringLiteral("head.safetensors")), stoppedAt);
   }
 
   // "Start from prediction" with the seg result on display, then the eraser, flood fill and polygon tools

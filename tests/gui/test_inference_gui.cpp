@@ -145,6 +145,150 @@ bool sameBox(const sapiens::BoundingBox& a, const sapiens::BoundingBox& b, float
          std::abs(a.x2 - b.x2) <= tolerance && std::abs(a.y2 - b.y2) <= tolerance;
 }
 
+// Part mask: hide the most common class; its pixels and the background's stay as they were, the other
+// classes' pixels are tinted. Turning the mask layer off gives the original picture back.
+void maskLayerTintsAndHides(MainWindow& window, const QImage& original,
+                            const std::vector<std::pair<QPointF, int>>& samples) {
+  auto* view = window.imageView();
+  auto* panel = window.tasksPanel();
+  std::map<int, int> frequency;
+  for (const auto& [point, label] : samples) ++frequency[label];
+  QVERIFY2(frequency.size() >= 2, "the fixture model should give at least two classes on the sample");
+  int hidden = 0;
+  for (const auto& [label, count] : frequency)
+    if (label != 0 && (hidden == 0 || count > frequency[hidden])) hidden = label;
+  panel->setClassVisible(hidden, false);
+  QImage frame = view->grabFramebuffer();
+  int tinted = 0, tintable = 0, untouched = 0, untouchable = 0;
+  for (const auto& [point, label] : samples) {
+    const int change = colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point));
+    if (label == 0 || label == hidden) {
+      ++untouchable;
+      untouched += change <= 3;
+    } else {
+      ++tintable;
+      tinted += change > 3;
+    }
+  }
+  QVERIFY(tintable > 0 && untouchable > 0);
+  QVERIFY2(untouched == untouchable, qPrintable(QStringLiteral("%1 of %2").arg(untouched).arg(untouchable)));
+  QVERIFY2(tinted >= tintable * 9 / 10, qPrintable(QStringLiteral("%1 of %2").arg(tinted).arg(tintable)));
+
+  // Turning the mask layer off gives the original picture back.
+  panel->findChild<QCheckBox*>(QStringLiteral("maskLayerCheck"))->setChecked(false);
+  frame = view->grabFramebuffer();
+  int restored = 0;
+  for (const auto& [point, label] : samples)
+    restored += colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point)) <= 3;
+  QCOMPARE(restored, int(samples.size()));
+}
+
+// 3-D: the pointmap's points are on screen, and a drag turns them.
+void cloudIsDrawnAndTurns(MainWindow& window, QSignalSpy& cloudShown) {
+  const sapiens::FrameResult* result = window.currentResult();
+  auto* view = window.imageView();
+  if (cloudShown.isEmpty()) QVERIFY(cloudShown.wait(kTimeoutMs));
+  auto* cloud = window.pointCloudView();
+  const auto expected = sapiens::buildPointCloud(*result, view->image());
+  // A dense cloud is drawn thinned on its pixel grid; the export below has every point.
+  const auto preview = sapiens::studio::previewCloud(expected, result->width);
+  QCOMPARE(qulonglong(cloud->pointCount()), qulonglong(preview.vertexCount()));
+  QCOMPARE(cloudShown.at(0).at(0).toULongLong(), qulonglong(preview.vertexCount()));
+  QVERIFY(preview.vertexCount() <= sapiens::studio::kMaxPreviewPoints);
+  const int stride = sapiens::studio::previewStride(expected.vertexCount());
+  QVERIFY2(
+      preview.vertexCount() * std::size_t(stride * stride) * 2 >= expected.vertexCount(),
+      qPrintable(
+          QStringLiteral("%1 of %2 points drawn").arg(preview.vertexCount()).arg(expected.vertexCount())));
+  for (std::size_t i = 0, j = 0; i < preview.vertexCount(); ++i) {
+    while (j < expected.vertexCount() && expected.pixels[j] != preview.pixels[i]) ++j;
+    QVERIFY2(j < expected.vertexCount(), "a drawn point is not a point of the cloud");
+    QCOMPARE(preview.positions[i * 3 + 2], expected.positions[j * 3 + 2]);
+    QCOMPARE(int(expected.pixels[j] % result->width) % stride, 0);
+    QCOMPARE(int(expected.pixels[j] / result->width) % stride, 0);
+  }
+  QTRY_VERIFY_WITH_TIMEOUT(nonBackgroundPixels(cloud->grabFramebuffer()) > 20, 20000);
+  const QImage before3d = cloud->grabFramebuffer();
+  QSignalSpy rendered(cloud, &sapiens::widgets::PointCloudView::frameRendered);
+  const QPointF centre(cloud->width() / 2.0, cloud->height() / 2.0);
+  sendMouse(cloud, QEvent::MouseButtonPress, centre, Qt::LeftButton, Qt::LeftButton);
+  for (int dx = 5; dx <= 80; dx += 5)
+    sendMouse(cloud, QEvent::MouseMove, centre + QPointF(dx, dx / 2.0), Qt::NoButton, Qt::LeftButton);
+  sendMouse(cloud, QEvent::MouseButtonRelease, centre + QPointF(80, 40), Qt::LeftButton, Qt::NoButton);
+  QVERIFY(rendered.wait(20000));
+  QVERIFY(cloud->grabFramebuffer() != before3d);
+}
+
+// What `sapiens-cli run` writes too: the same writer, so the same bytes for the same result.
+void exportsAreTheCliFiles(MainWindow& window, const QTemporaryDir& out, QSignalSpy& exported) {
+  const sapiens::FrameResult* result = window.currentResult();
+  auto* view = window.imageView();
+  auto* panel = window.tasksPanel();
+  sapiens::FrameExportOptions cliOptions;
+  cliOptions.keypointThreshold = float(panel->keypointThreshold());
+  const std::map<std::string, std::string> cliFiles = sapiens::exportFrame(
+      *result, view->image(), out.filePath(QStringLiteral("cli/astronaut")).toStdString(),
+      QFileInfo(window.currentFile()).fileName().toStdString(), cliOptions);
+  const std::pair<sapiens::studio::ExportKind, const char*> kinds[] = {
+      {sapiens::studio::ExportKind::SegOverlayPng, "seg_overlay"},
+      {sapiens::studio::ExportKind::CocoKeypointsJson, "pose_coco"},
+      {sapiens::studio::ExportKind::PoseOverlayPng, "pose_overlay"}};
+  for (const auto& [kind, cliKind] : kinds) {
+    QVERIFY(window
+                .findChild<QAction*>(QStringLiteral("actionExport_") +
+                                     QLatin1String(sapiens::studio::exportKindInfo(kind).id))
+                ->isEnabled());
+    const sapiens::ResultFile file = sapiens::studio::exportKindInfo(kind).file;
+    const QString path =
+        out.filePath(QStringLiteral("astronaut") + QString::fromLatin1(sapiens::resultFileInfo(file).suffix));
+    exported.clear();
+    window.exportResult(kind, path);
+    QVERIFY(exported.wait(kTimeoutMs));
+    QVERIFY2(exported.at(0).at(1).toString().isEmpty(), qPrintable(exported.at(0).at(1).toString()));
+    QFile studioFile(path), cliFile(QString::fromStdString(cliFiles.at(cliKind)));
+    QVERIFY(studioFile.open(QIODevice::ReadOnly) && cliFile.open(QIODevice::ReadOnly));
+    QVERIFY2(studioFile.readAll() == cliFile.readAll(), cliKind);
+  }
+}
+
+// Keypoints: at threshold 0 every keypoint inside the picture is drawn, the last one on top; above every
+// score, nothing is drawn there any more.
+void keypointsAreDrawnAboveTheThreshold(MainWindow& window, const QImage& original) {
+  const sapiens::FrameResult* result = window.currentResult();
+  auto* view = window.imageView();
+  auto* panel = window.tasksPanel();
+  panel->setKeypointThreshold(0.0);
+  panel->findChild<QCheckBox*>(QStringLiteral("keypointsLayerCheck"))->setChecked(true);
+  QImage frame = view->grabFramebuffer();
+  const sapiens::PoseInstance& pose = result->poses.back();
+  const auto& metadata = sapiens::keypoints308();
+  int last = -1;
+  for (int i = int(std::min(pose.keypoints.size(), metadata.size())) - 1; i >= 0 && last < 0; --i) {
+    const auto& k = pose.keypoints[std::size_t(i)];
+    if (k[0] >= 1 && k[1] >= 1 && k[0] < result->width - 1 && k[1] < result->height - 1) last = i;
+  }
+  QVERIFY(last >= 0);
+  const auto& point = pose.keypoints[std::size_t(last)];
+  const QRgb drawn = drawnAt(frame, *view, QPointF(point[0], point[1]));
+  const auto& colour = metadata.keypointColors[std::size_t(last)];
+  QVERIFY2(colourDistance(drawn, qRgb(colour[0], colour[1], colour[2])) <= 12,
+           qPrintable(QStringLiteral("keypoint %1 drawn as %2 %3 %4, expected %5 %6 %7")
+                          .arg(last)
+                          .arg(qRed(drawn))
+                          .arg(qGreen(drawn))
+                          .arg(qBlue(drawn))
+                          .arg(colour[0])
+                          .arg(colour[1])
+                          .arg(colour[2])));
+  // Above every score, nothing is drawn there any more.
+  panel->setKeypointThreshold(1.0);
+  if (*std::max_element(pose.scores.begin(), pose.scores.end()) < 1.0f) {
+    frame = view->grabFramebuffer();
+    QVERIFY(colourDistance(drawnAt(frame, *view, QPointF(point[0], point[1])),
+                           drawnAt(original, *view, QPointF(point[0], point[1]))) <= 3);
+  }
+}
+
 }  // namespace
 
 class TestInferenceGui : public QObject {
@@ -201,46 +345,15 @@ class TestInferenceGui : public QObject {
     for (Task task : {Task::Seg, Task::Pose, Task::Normal, Task::Pointmap}) QVERIFY(result->has(task));
     QVERIFY(window.findChild<QLabel*>(QStringLiteral("latencyLabel"))->text().endsWith(QStringLiteral("ms")));
 
-    // Part mask: hide the most common class; its pixels and the background's stay as they were, the
-    // other classes' pixels are tinted.
     const auto samples = interiorSamples(result->segLabels);
-    std::map<int, int> frequency;
-    for (const auto& [point, label] : samples) ++frequency[label];
-    QVERIFY2(frequency.size() >= 2, "the fixture model should give at least two classes on the sample");
-    int hidden = 0;
-    for (const auto& [label, count] : frequency)
-      if (label != 0 && (hidden == 0 || count > frequency[hidden])) hidden = label;
-    panel->setClassVisible(hidden, false);
-    QImage frame = view->grabFramebuffer();
-    int tinted = 0, tintable = 0, untouched = 0, untouchable = 0;
-    for (const auto& [point, label] : samples) {
-      const int change = colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point));
-      if (label == 0 || label == hidden) {
-        ++untouchable;
-        untouched += change <= 3;
-      } else {
-        ++tintable;
-        tinted += change > 3;
-      }
-    }
-    QVERIFY(tintable > 0 && untouchable > 0);
-    QVERIFY2(untouched == untouchable,
-             qPrintable(QStringLiteral("%1 of %2").arg(untouched).arg(untouchable)));
-    QVERIFY2(tinted >= tintable * 9 / 10, qPrintable(QStringLiteral("%1 of %2").arg(tinted).arg(tintable)));
-
-    // Turning the mask layer off gives the original picture back.
-    panel->findChild<QCheckBox*>(QStringLiteral("maskLayerCheck"))->setChecked(false);
-    frame = view->grabFramebuffer();
-    int restored = 0;
-    for (const auto& [point, label] : samples)
-      restored += colourDistance(drawnAt(frame, *view, point), drawnAt(original, *view, point)) <= 3;
-    QCOMPARE(restored, int(samples.size()));
+    maskLayerTintsAndHides(window, original, samples);
+    if (QTest::currentTestFailed()) return;
 
     // Normals as a colour layer (made in the background) change the picture over the person.
     QSignalSpy denseShown(&window, &MainWindow::denseLayerShown);
     panel->findChild<QComboBox*>(QStringLiteral("denseLayerCombo"))->setCurrentIndex(1);
     QVERIFY(denseShown.wait(kTimeoutMs));
-    frame = view->grabFramebuffer();
+    const QImage frame = view->grabFramebuffer();
     int normalTinted = 0;
     for (const auto& [point, label] : samples)
       normalTinted +=
@@ -248,37 +361,8 @@ class TestInferenceGui : public QObject {
     QVERIFY(normalTinted > 0);
     panel->findChild<QComboBox*>(QStringLiteral("denseLayerCombo"))->setCurrentIndex(0);
 
-    // Keypoints: at threshold 0 every keypoint inside the picture is drawn, the last one on top.
-    panel->setKeypointThreshold(0.0);
-    panel->findChild<QCheckBox*>(QStringLiteral("keypointsLayerCheck"))->setChecked(true);
-    frame = view->grabFramebuffer();
-    const sapiens::PoseInstance& pose = result->poses.back();
-    const auto& metadata = sapiens::keypoints308();
-    int last = -1;
-    for (int i = int(std::min(pose.keypoints.size(), metadata.size())) - 1; i >= 0 && last < 0; --i) {
-      const auto& k = pose.keypoints[std::size_t(i)];
-      if (k[0] >= 1 && k[1] >= 1 && k[0] < result->width - 1 && k[1] < result->height - 1) last = i;
-    }
-    QVERIFY(last >= 0);
-    const auto& point = pose.keypoints[std::size_t(last)];
-    const QRgb drawn = drawnAt(frame, *view, QPointF(point[0], point[1]));
-    const auto& colour = metadata.keypointColors[std::size_t(last)];
-    QVERIFY2(colourDistance(drawn, qRgb(colour[0], colour[1], colour[2])) <= 12,
-             qPrintable(QStringLiteral("keypoint %1 drawn as %2 %3 %4, expected %5 %6 %7")
-                            .arg(last)
-                            .arg(qRed(drawn))
-                            .arg(qGreen(drawn))
-                            .arg(qBlue(drawn))
-                            .arg(colour[0])
-                            .arg(colour[1])
-                            .arg(colour[2])));
-    // Above every score, nothing is drawn there any more.
-    panel->setKeypointThreshold(1.0);
-    if (*std::max_element(pose.scores.begin(), pose.scores.end()) < 1.0f) {
-      frame = view->grabFramebuffer();
-      QVERIFY(colourDistance(drawnAt(frame, *view, QPointF(point[0], point[1])),
-                             drawnAt(original, *view, QPointF(point[0], point[1]))) <= 3);
-    }
+    keypointsAreDrawnAboveTheThreshold(window, original);
+    if (QTest::currentTestFailed()) return;
 
     // The hover read-out names the part, the depth and the normal under the cursor.
     const QPointF at = view->imageToWidget(samples.front().first);
@@ -287,37 +371,9 @@ class TestInferenceGui : public QObject {
     QVERIFY2(readout.contains(QStringLiteral("depth")) && readout.contains(QStringLiteral("normal")),
              qPrintable(readout));
 
-    // 3-D: the pointmap's points are on screen, and a drag turns them.
-    if (cloudShown.isEmpty()) QVERIFY(cloudShown.wait(kTimeoutMs));
-    auto* cloud = window.pointCloudView();
+    cloudIsDrawnAndTurns(window, cloudShown);
+    if (QTest::currentTestFailed()) return;
     const auto expected = sapiens::buildPointCloud(*result, view->image());
-    // A dense cloud is drawn thinned on its pixel grid; the export below has every point.
-    const auto preview = sapiens::studio::previewCloud(expected, result->width);
-    QCOMPARE(qulonglong(cloud->pointCount()), qulonglong(preview.vertexCount()));
-    QCOMPARE(cloudShown.at(0).at(0).toULongLong(), qulonglong(preview.vertexCount()));
-    QVERIFY(preview.vertexCount() <= sapiens::studio::kMaxPreviewPoints);
-    const int stride = sapiens::studio::previewStride(expected.vertexCount());
-    QVERIFY2(
-        preview.vertexCount() * std::size_t(stride * stride) * 2 >= expected.vertexCount(),
-        qPrintable(
-            QStringLiteral("%1 of %2 points drawn").arg(preview.vertexCount()).arg(expected.vertexCount())));
-    for (std::size_t i = 0, j = 0; i < preview.vertexCount(); ++i) {
-      while (j < expected.vertexCount() && expected.pixels[j] != preview.pixels[i]) ++j;
-      QVERIFY2(j < expected.vertexCount(), "a drawn point is not a point of the cloud");
-      QCOMPARE(preview.positions[i * 3 + 2], expected.positions[j * 3 + 2]);
-      QCOMPARE(int(expected.pixels[j] % result->width) % stride, 0);
-      QCOMPARE(int(expected.pixels[j] / result->width) % stride, 0);
-    }
-    QTRY_VERIFY_WITH_TIMEOUT(nonBackgroundPixels(cloud->grabFramebuffer()) > 20, 20000);
-    const QImage before3d = cloud->grabFramebuffer();
-    QSignalSpy rendered(cloud, &sapiens::widgets::PointCloudView::frameRendered);
-    const QPointF centre(cloud->width() / 2.0, cloud->height() / 2.0);
-    sendMouse(cloud, QEvent::MouseButtonPress, centre, Qt::LeftButton, Qt::LeftButton);
-    for (int dx = 5; dx <= 80; dx += 5)
-      sendMouse(cloud, QEvent::MouseMove, centre + QPointF(dx, dx / 2.0), Qt::NoButton, Qt::LeftButton);
-    sendMouse(cloud, QEvent::MouseButtonRelease, centre + QPointF(80, 40), Qt::LeftButton, Qt::NoButton);
-    QVERIFY(rendered.wait(20000));
-    QVERIFY(cloud->grabFramebuffer() != before3d);
 
     // File > Export > Point Cloud (PLY), through the menu action and its file dialog.
     QAction* exportPly = window.findChild<QAction*>(QStringLiteral("actionExport_ply"));
@@ -346,32 +402,7 @@ class TestInferenceGui : public QObject {
     QVERIFY(exported.wait(kTimeoutMs));
     QVERIFY(QFile::exists(maskPath));
 
-    // What `sapiens-cli run` writes too: the same writer, so the same bytes for the same result.
-    sapiens::FrameExportOptions cliOptions;
-    cliOptions.keypointThreshold = float(panel->keypointThreshold());
-    const std::map<std::string, std::string> cliFiles = sapiens::exportFrame(
-        *result, view->image(), out.filePath(QStringLiteral("cli/astronaut")).toStdString(),
-        QFileInfo(window.currentFile()).fileName().toStdString(), cliOptions);
-    const std::pair<sapiens::studio::ExportKind, const char*> kinds[] = {
-        {sapiens::studio::ExportKind::SegOverlayPng, "seg_overlay"},
-        {sapiens::studio::ExportKind::CocoKeypointsJson, "pose_coco"},
-        {sapiens::studio::ExportKind::PoseOverlayPng, "pose_overlay"}};
-    for (const auto& [kind, cliKind] : kinds) {
-      QVERIFY(window
-                  .findChild<QAction*>(QStringLiteral("actionExport_") +
-                                       QLatin1String(sapiens::studio::exportKindInfo(kind).id))
-                  ->isEnabled());
-      const sapiens::ResultFile file = sapiens::studio::exportKindInfo(kind).file;
-      const QString path = out.filePath(QStringLiteral("astronaut") +
-                                        QString::fromLatin1(sapiens::resultFileInfo(file).suffix));
-      exported.clear();
-      window.exportResult(kind, path);
-      QVERIFY(exported.wait(kTimeoutMs));
-      QVERIFY2(exported.at(0).at(1).toString().isEmpty(), qPrintable(exported.at(0).at(1).toString()));
-      QFile studioFile(path), cliFile(QString::fromStdString(cliFiles.at(cliKind)));
-      QVERIFY(studioFile.open(QIODevice::ReadOnly) && cliFile.open(QIODevice::ReadOnly));
-      QVERIFY2(studioFile.readAll() == cliFile.readAll(), cliKind);
-    }
+    exportsAreTheCliFiles(window, out, exported);
   }
 
   void reportsBadCheckpointsAndKeepsWorking() {

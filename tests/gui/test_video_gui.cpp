@@ -98,6 +98,25 @@ void runSegOnOpen(MainWindow& window, bool on) {
 
 }  // namespace
 
+namespace {
+
+// No identity switch: every box of a track is the same person's; `idOf` gets each person's track.
+void trackOfEachPerson(const sapiens::VideoTracks& tracks, std::map<char, int>& idOf) {
+  using sapiens::test::CrossingScene;
+  const std::vector<int> ids = tracks.trackIds();
+  QCOMPARE(ids.size(), std::size_t(2));
+  for (int id : ids) {
+    std::set<char> people;
+    for (const auto& [index, box] : tracks.boxesOf(id))
+      people.insert(CrossingScene::whoIs(box.x1, box.y1, int(index)));
+    QCOMPARE(people.size(), std::size_t(1));
+    idOf[*people.begin()] = id;
+  }
+  QVERIFY(idOf.count('a') && idOf.count('b'));
+}
+
+}  // namespace
+
 class TestVideoGui : public QObject {
   Q_OBJECT
 
@@ -471,18 +490,9 @@ class TestVideoGui : public QObject {
     QVERIFY(ended.wait(kTimeoutMs * 4));
     const sapiens::VideoTracks& tracks = window.videoTracks();
     QCOMPARE(tracks.framesRecorded(), std::size_t(CrossingScene::kFrames));
-    // No identity switch: every box of a track is the same person's.
-    const std::vector<int> ids = tracks.trackIds();
-    QCOMPARE(ids.size(), std::size_t(2));
     std::map<char, int> idOf;
-    for (int id : ids) {
-      std::set<char> people;
-      for (const auto& [index, box] : tracks.boxesOf(id))
-        people.insert(CrossingScene::whoIs(box.x1, box.y1, int(index)));
-      QCOMPARE(people.size(), std::size_t(1));
-      idOf[*people.begin()] = id;
-    }
-    QVERIFY(idOf.count('a') && idOf.count('b'));
+    trackOfEachPerson(tracks, idOf);
+    if (QTest::currentTestFailed()) return;
 
     // On the last frame, the people are drawn with their ids; a click on B highlights B's track.
     sapiens::widgets::ImageView* view = window.imageView();
