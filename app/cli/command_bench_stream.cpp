@@ -11,6 +11,7 @@
 #include "sapiens/media/video_writer.h"
 #include "sapiens/pipeline/frame_pipeline.h"
 #include "sapiens/pipeline/task_models.h"
+#include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/run/batch_run.h"
 #include "sapiens/run/frame_export.h"
 
@@ -177,7 +178,8 @@ int runBenchStream(const BenchStreamOptions& o) {
   {
     auto writer = openWriter();
     for (std::size_t i = 0; i < frames.size(); ++i)
-      writer->write(annotatedPicture(results[i], frames[i].bgr, 0.3f), frames[i].timestampSeconds);
+      writer->write(annotatedPicture(results[i], frames[i].bgr, kDefaultKeypointThreshold),
+                    frames[i].timestampSeconds);
     writer->finish();
   }
   const double sinkSeconds = secondsSince(t0);
@@ -191,7 +193,8 @@ int runBenchStream(const BenchStreamOptions& o) {
   std::unique_ptr<VideoWriter> writer = openWriter();
   FramePipelineCallbacks callbacks;
   callbacks.sink = [&](ProcessedFrame& p) {
-    writer->write(annotatedPicture(p.result, p.frame.bgr, 0.3f), p.frame.timestampSeconds);
+    writer->write(annotatedPicture(p.result, p.frame.bgr, kDefaultKeypointThreshold),
+                  p.frame.timestampSeconds);
   };
   const FramePipelineStats stats = runFramePipeline(*source, pipeline, callbacks);
   writer->finish();

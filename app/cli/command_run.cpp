@@ -10,6 +10,7 @@
 #include "sapiens/model/demo_weights.h"
 #include "sapiens/pipeline/person_box_file.h"
 #include "sapiens/pipeline/person_boxes.h"
+#include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/run/batch_run.h"
 #include "sapiens/run/video_run.h"
 
@@ -42,7 +43,7 @@ struct RunArgs {
   std::size_t batch = 1;
   std::size_t overlapMb = 1024;
   std::string shard;
-  float keypointThreshold = 0.3f;
+  float keypointThreshold = kDefaultKeypointThreshold;
   std::vector<std::string> boxes;
   std::string boxFile;
   std::string ply = "binary";

@@ -14,6 +14,7 @@
 #include "sapiens/media/video_writer.h"
 #include "sapiens/pipeline/frame_pipeline.h"
 #include "sapiens/pipeline/task_models.h"
+#include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/run/frame_export.h"
 
 #include <fmt/format.h>
@@ -220,7 +221,7 @@ int runSoak(const SoakArgs& a) {
   std::atomic<bool> reached{false};
   FramePipelineCallbacks callbacks;
   callbacks.sink = [&](ProcessedFrame& p) {
-    const cv::Mat picture = annotatedPicture(p.result, p.frame.bgr, 0.3f);
+    const cv::Mat picture = annotatedPicture(p.result, p.frame.bgr, kDefaultKeypointThreshold);
     if (!writer) {
       writer =
           std::make_unique<VideoWriter>(videoPath, videoWriterOptionsFor(info, picture.cols, picture.rows));

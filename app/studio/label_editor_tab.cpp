@@ -52,19 +52,6 @@ QString qs(const std::string& text) {
   return QString::fromStdString(text);
 }
 
-// The keypoint groups of keypoints308.json ("groups": name -> indices); empty when it cannot be read.
-std::map<QString, std::vector<int>> keypointGroups() {
-  std::map<QString, std::vector<int>> groups;
-  QFile file(qs(paths::resourceDir() + "/data/keypoints308.json"));
-  if (!file.open(QIODevice::ReadOnly)) return groups;
-  const QJsonObject object = QJsonDocument::fromJson(file.readAll()).object().value("groups").toObject();
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    std::vector<int>& indices = groups[it.key()];
-    for (const QJsonValue& value : it.value().toArray()) indices.push_back(value.toInt());
-  }
-  return groups;
-}
-
 // The filters offered, each a union of groups of the json.
 const std::vector<std::pair<QString, QStringList>>& groupFilters() {
   static const std::vector<std::pair<QString, QStringList>> filters{
@@ -370,12 +357,12 @@ void LabelEditorTab::applyKeypointFilter() {
     canvas_->setKeypointFilter({});
     return;
   }
-  static const std::map<QString, std::vector<int>> groups = keypointGroups();
+  const std::map<std::string, std::vector<int>>& groups = keypoints308().groups;
   std::vector<bool> shown(count, false);
   for (const auto& [name, members] : groupFilters()) {
     if (!groupBoxes_.at(name)->isChecked()) continue;
     for (const QString& group : members) {
-      const auto it = groups.find(group);
+      const auto it = groups.find(group.toStdString());
       if (it == groups.end()) continue;
       for (int i : it->second)
         if (i >= 0 && i < int(count)) shown[i] = true;

@@ -2,16 +2,14 @@
 
 #include "task_set.h"
 
-#include "sapiens/result/keypoint_metadata.h"
-
-#include <opencv2/core.hpp>
+#include "sapiens/finetune/prediction_labels.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QRegularExpression>
 
-#include <algorithm>
+#include <utility>
 
 namespace sapiens::studio {
 
@@ -25,60 +23,29 @@ QString tr(const char* text) {
 
 PictureFrame pictureFrame(const LabelSet& labels, const cv::Mat& picture, const FrameResult* result,
                           bool fromPrediction) {
-  const Task task = labels.task;
-  const std::size_t count = labelCount(labels);
+  PredictionLabels made = labelsFromPrediction(labels, picture, result, fromPrediction);
   PictureFrame out;
-  FrameLabels frame;
-  frame.image = picture;
-  const bool havePrediction = fromPrediction && result && result->width == picture.cols &&
-                              result->height == picture.rows && result->has(task);
-  if (fromPrediction && !havePrediction)
-    out.note = tr(" (no %1 result for this picture: starting from empty labels)").arg(taskLabel(task));
-  switch (task) {
-    case Task::Seg:
-      frame.mask = cv::Mat(picture.size(), CV_8UC1, cv::Scalar(kIgnoreLabel));
-      if (havePrediction) {
-        double maxLabel = 0;
-        cv::minMaxLoc(result->segLabels, nullptr, &maxLabel);
-        if (maxLabel < double(count))
-          frame.mask = result->segLabels.clone();
-        else
-          out.note = tr(" (the prediction's classes do not fit the set's: starting from empty labels)");
-      }
+  out.frame = std::move(made.frame);
+  const QString task = taskLabel(labels.task);
+  switch (made.use) {
+    case PredictionUse::Used:
+    case PredictionUse::NotAsked:
       break;
-    case Task::Pose:
-      if (havePrediction && count == keypoints308().size()) {
-        for (const PoseInstance& pose : result->poses) {
-          PersonLabel person;
-          person.bbox = pose.bbox;
-          person.keypoints.assign(count, KeypointLabel{});
-          for (std::size_t k = 0; k < std::min(count, pose.keypoints.size()); ++k) {
-            const bool confident = k < pose.scores.size() && pose.scores[k] >= 0.3f;
-            if (confident) person.keypoints[k] = {pose.keypoints[k][0], pose.keypoints[k][1], 2};
-          }
-          frame.people.push_back(std::move(person));
-        }
-      }
+    case PredictionUse::NoPrediction:
+      out.note = tr(" (no %1 result for this picture: starting from empty labels)").arg(task);
       break;
-    case Task::Normal:
-    case Task::Albedo:
-    case Task::Pointmap:
-      if (!havePrediction) {
-        out.note = tr("Dense targets are imported, not drawn: a %1 frame can only be added from the model's "
-                      "result on the picture")
-                       .arg(taskLabel(task));
-        return out;
-      }
-      frame.target = (task == Task::Normal   ? result->normal
-                      : task == Task::Albedo ? result->albedo
-                                             : result->pointmap)
-                         .clone();
+    case PredictionUse::ClassesDoNotFit:
+      out.note = tr(" (the prediction's classes do not fit the set's: starting from empty labels)");
       break;
-    case Task::Backbone:
+    case PredictionUse::DenseNeedsResult:
+      out.note = tr("Dense targets are imported, not drawn: a %1 frame can only be added from the model's "
+                    "result on the picture")
+                     .arg(task);
+      break;
+    case PredictionUse::NoHead:
       out.note = tr("A label set needs a task with a head");
-      return out;
+      break;
   }
-  out.frame = std::move(frame);
   return out;
 }
 

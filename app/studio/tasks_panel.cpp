@@ -1,5 +1,6 @@
 #include "tasks_panel.h"
 
+#include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/result/seg_classes.h"
 
 #include <QCheckBox>
@@ -81,7 +82,7 @@ TasksPanel::TasksPanel(QWidget* parent) : QWidget(parent) {
   threshold_->setObjectName(QStringLiteral("keypointThresholdSpin"));
   threshold_->setRange(0.0, 1.0);
   threshold_->setSingleStep(0.05);
-  threshold_->setValue(0.3);
+  threshold_->setValue(kDefaultKeypointThreshold);
   threshold_->setPrefix(tr("score >= "));
   form->addRow(keypoints_, threshold_);
   boxes_ = new QCheckBox(tr("Person boxes"));

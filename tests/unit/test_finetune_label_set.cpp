@@ -4,6 +4,7 @@
 #include "sapiens/export/mask_png.h"
 #include "sapiens/finetune/frame_labels.h"
 #include "sapiens/finetune/label_set.h"
+#include "sapiens/finetune/prediction_labels.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>
@@ -244,6 +245,48 @@ class TestFinetuneLabelSet : public QObject {
     QCOMPARE(out["annotations"][0]["keypoints"], (nlohmann::json{10.0, 12.0, 2, 20.0, 22.0, 1, 0.0, 0.0, 0}));
     QCOMPARE(out["annotations"][0]["bbox"][2].get<double>(), 30.0);
     QCOMPARE(out["categories"][0]["keypoints"][2].get<std::string>(), std::string("c"));
+  }
+
+  // "Start from prediction": the keypoints scored at the threshold become labels, the others stay
+  // unlabelled; a seg prediction with classes the set lacks, or no result, starts empty and says why.
+  void aPredictionBecomesLabelsWhereItFits() {
+    const cv::Mat picture(40, 30, CV_8UC3, cv::Scalar(10, 20, 30));
+    LabelSet pose;
+    pose.task = Task::Pose;
+    FrameResult result;
+    result.width = 30;
+    result.height = 40;
+    PoseInstance person;
+    person.bbox = {1, 2, 20, 30};
+    person.keypoints.assign(keypoints308().size(), {5.0, 6.0});
+    person.scores.assign(keypoints308().size(), 0.1f);
+    person.scores[0] = kDefaultKeypointThreshold;
+    result.poses = {person};
+    PredictionLabels made = labelsFromPrediction(pose, picture, &result, true);
+    QVERIFY(made.use == PredictionUse::Used && made.frame && made.frame->people.size() == 1);
+    QCOMPARE(made.frame->people[0].keypoints[0].visibility, 2);
+    QCOMPARE(made.frame->people[0].keypoints[0].x, 5.0);
+    QCOMPARE(made.frame->people[0].keypoints[1].visibility, 0);
+    QVERIFY(labelsFromPrediction(pose, picture, &result, false).frame->people.empty());
+    QVERIFY(labelsFromPrediction(pose, cv::Mat(41, 30, CV_8UC3), &result, true).use ==
+            PredictionUse::NoPrediction);
+
+    LabelSet seg;
+    seg.task = Task::Seg;
+    seg.classes = {{"background", {0, 0, 0}, std::nullopt}, {"person", {255, 0, 0}, std::nullopt}};
+    result.segLabels = cv::Mat(40, 30, CV_8UC1, cv::Scalar(1));
+    made = labelsFromPrediction(seg, picture, &result, true);
+    QVERIFY(made.use == PredictionUse::Used);
+    QCOMPARE(cv::countNonZero(made.frame->mask == 1), 40 * 30);
+    result.segLabels.at<std::uint8_t>(3, 3) = 7;  // a class the set does not have
+    made = labelsFromPrediction(seg, picture, &result, true);
+    QVERIFY(made.use == PredictionUse::ClassesDoNotFit);
+    QCOMPARE(cv::countNonZero(made.frame->mask == kIgnoreLabel), 40 * 30);
+    LabelSet normal;
+    normal.task = Task::Normal;
+    QVERIFY(!labelsFromPrediction(normal, picture, nullptr, true).frame);
+    QVERIFY(keypoints308().groups.at("left_hand").size() == 20 &&
+            keypoints308().groups.at("body").size() == 17);
   }
 };
 

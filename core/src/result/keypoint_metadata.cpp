@@ -48,6 +48,19 @@ KeypointMetadata loadKeypointMetadata(const std::string& path) {
     if (index < 0 || index >= static_cast<std::int64_t>(count)) flip[i].fail("keypoint index out of range");
     metadata.flipIndices.push_back(static_cast<int>(index));
   }
+  if (const auto groups = root.optional("groups")) {
+    if (!document["groups"].is_object()) groups->fail("is not an object of keypoint index lists");
+    for (const auto& item : document["groups"].items()) {
+      const auto group = (*groups)[item.key().c_str()];
+      std::vector<int>& indices = metadata.groups[item.key()];
+      for (std::size_t i = 0, n = group.arraySize(); i < n; ++i) {
+        const std::int64_t index = group[i].integer();
+        if (index < 0 || index >= static_cast<std::int64_t>(count))
+          group[i].fail("keypoint index out of range");
+        indices.push_back(static_cast<int>(index));
+      }
+    }
+  }
   return metadata;
 }
 

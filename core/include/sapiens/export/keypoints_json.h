@@ -6,6 +6,7 @@
 // One file per picture (one frame) or per video (one frame per decoded frame).
 
 #include "sapiens/result/frame_result.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <optional>
 #include <string>
@@ -23,7 +24,8 @@ struct KeypointPredictions {
   int imageHeight = 0;
   int imageWidth = 0;
   int numKeypoints = 308;
-  float keypointThreshold = 0.3f;  ///< "kpt_thr_used": the threshold the overlays were drawn with
+  float keypointThreshold =
+      kDefaultKeypointThreshold;  ///< "kpt_thr_used": the threshold the overlays were drawn with
   std::vector<KeypointFrame> frames;
   std::string note;  ///< "note", written only when set (e.g. that the model was untrained demo weights)
 };

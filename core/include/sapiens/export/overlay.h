@@ -3,6 +3,7 @@
 // plus the person boxes, and the official segmentation blend (SegVisualizer).
 
 #include "sapiens/result/frame_result.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <opencv2/core/mat.hpp>
 
@@ -14,14 +15,15 @@ struct KeypointMetadata;
 struct SegClasses;
 
 struct PoseDrawStyle {
-  float keypointThreshold = 0.3f;  ///< keypoints (and links) with a lower score are not drawn
-  int radius = 8;                  ///< filled keypoint circles
-  int thickness = 8;               ///< skeleton links
-  int boxThickness = 2;            ///< person boxes; 0 = no boxes
+  float keypointThreshold =
+      kDefaultKeypointThreshold;  ///< keypoints (and links) with a lower score are not drawn
+  int radius = 8;                 ///< filled keypoint circles
+  int thickness = 8;              ///< skeleton links
+  int boxThickness = 2;           ///< person boxes; 0 = no boxes
 };
 
 /// The official demo's radius and thickness (8 px) scaled by the longer image side / 1024, at least 1.
-PoseDrawStyle poseDrawStyleFor(cv::Size imageSize, float keypointThreshold = 0.3f);
+PoseDrawStyle poseDrawStyleFor(cv::Size imageSize, float keypointThreshold = kDefaultKeypointThreshold);
 
 /// Draws on `imageBgr` (CV_8UC3), per instance: its box (green; a tracked person's in their track's
 /// colour, with "#id" on a tag at its top-left corner), then each skeleton link whose two ends

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct KeypointMetadata {
   std::vector<std::array<int, 2>> skeletonLinks;  ///< 0-based keypoint indices
   std::vector<Rgb> linkColors;                    ///< RGB, one per link
   std::vector<int> flipIndices;  ///< keypoint i becomes flipIndices[i] under a horizontal flip
+  /// Named groups of keypoints ("body", "foot", "face", "left_hand", "right_hand", "extra"): indices in
+  /// output order. Empty when the file names none.
+  std::map<std::string, std::vector<int>> groups;
 
   std::size_t size() const { return names.size(); }
 };
@@ -24,6 +28,10 @@ struct KeypointMetadata {
 /// Reads and checks a keypoints json file (array lengths agree, link indices in range). Throws
 /// ExportError naming the file and the offending key.
 KeypointMetadata loadKeypointMetadata(const std::string& path);
+
+/// The score below which the official demos leave a keypoint out (their kpt_thr): the default of every
+/// threshold that draws, exports or turns predictions into labels.
+inline constexpr float kDefaultKeypointThreshold = 0.3f;
 
 /// paths::resourceDir() + "/data/keypoints308.json", read on first use (thread-safe).
 const KeypointMetadata& keypoints308();

@@ -6,6 +6,7 @@
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/ply.h"
 #include "sapiens/result/frame_result.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <opencv2/core/mat.hpp>
 
@@ -19,7 +20,7 @@ namespace sapiens {
 struct FrameExportOptions {
   bool overlays = true;   ///< STEM.seg_overlay.png and STEM.pose_overlay.png
   bool poseFiles = true;  ///< STEM.pose.json and STEM.pose.coco.json (videos write one file per video)
-  float keypointThreshold = 0.3f;
+  float keypointThreshold = kDefaultKeypointThreshold;
   PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
   bool plyFaces = false;
   std::optional<DepthRange> depthRange;  ///< of the depth picture; default: the frame's own
