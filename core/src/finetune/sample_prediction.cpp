@@ -30,10 +30,10 @@ PoseInstance poseOfCrop(const at::Tensor& heatmaps, InputSize size) {
 }  // namespace
 
 FrameResult FineTuner::predictFrame(std::size_t index) const {
-  const cv::Mat picture = sampleImage(index);
+  // Every sample's input is the input size (a stretched picture, a person's crop or a letterbox).
+  const cv::Size size(settings().inputSize.width, settings().inputSize.height);
   const ModelOutputs outputs = predict(index);
   const Task task = model().task();
-  const cv::Size size(picture.cols, picture.rows);
   FrameResult frame;
   frame.width = size.width;
   frame.height = size.height;

@@ -392,9 +392,9 @@ void checkTransferEnded(const Attempt& attempt, const std::string& part, const s
 }
 
 // The size the server announced and the one the caller expects, and the caller's own check; a file that
-// fails one is removed.
-void checkReceived(const DownloadRequest& request, const Transfer& t, const std::string& part,
-                   const std::string& where, bool complete416) {
+// fails one is removed. Returns the file's size.
+std::uint64_t checkReceived(const DownloadRequest& request, const Transfer& t, const std::string& part,
+                            const std::string& where, bool complete416) {
   const std::uint64_t bytes = fileSize(part);
   const std::optional<std::uint64_t> announced = complete416 ? t.response.rangeTotal : t.total();
   auto reject = [&](Kind kind, const std::string& why) {
@@ -415,6 +415,7 @@ void checkReceived(const DownloadRequest& request, const Transfer& t, const std:
       throw reject(Kind::Invalid, e.what());
     }
   }
+  return bytes;
 }
 
 }  // namespace
@@ -436,8 +437,7 @@ DownloadResult downloadFile(const DownloadRequest& request) {
     if (fd < 0) throw DownloadError(Kind::Io, fmt::format("cannot write {}: {}", part, errnoText(errno)));
     ::close(fd);
   }
-  checkReceived(request, t, part, where, complete416);
-  const std::uint64_t bytes = fileSize(part);
+  const std::uint64_t bytes = checkReceived(request, t, part, where, complete416);
   place(part, destination, request.url);
   DownloadResult result;
   result.path = destination;

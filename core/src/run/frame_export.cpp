@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 
 namespace sapiens {
 namespace fs = std::filesystem;
@@ -171,7 +172,9 @@ const std::vector<ResultFileInfo>& resultFiles() {
 }
 
 const ResultFileInfo& resultFileInfo(ResultFile file) {
-  return resultFiles().at(static_cast<std::size_t>(file));
+  for (const ResultFileInfo& info : resultFiles())
+    if (info.file == file) return info;
+  throw std::invalid_argument("unknown result file kind");
 }
 
 void writeResultFile(ResultFile file, const std::string& path, const FrameResult& frame, const cv::Mat& bgr,
