@@ -61,7 +61,7 @@ double timeAnalysis(const LoadedTaskModel& m, const std::vector<Frame>& frames, 
                     std::vector<FrameResult>& results) {
   results.assign(frames.size(), FrameResult{});
   FrameResult warmUp;
-  analyzeTaskBatch(m.model, {frames.front().bgr}, {&warmUp}, m.inputSize);
+  analyzeTaskBatch(m.model.model(), {frames.front().bgr}, {&warmUp}, m.inputSize);
   const auto t0 = Clock::now();
   const std::size_t step = std::max<std::size_t>(1, batch);
   for (std::size_t first = 0; first < frames.size(); first += step) {
@@ -71,7 +71,7 @@ double timeAnalysis(const LoadedTaskModel& m, const std::vector<Frame>& frames, 
       images.push_back(frames[i].bgr);
       outs.push_back(&results[i]);
     }
-    analyzeTaskBatch(m.model, images, outs, m.inputSize);
+    analyzeTaskBatch(m.model.model(), images, outs, m.inputSize);
   }
   return secondsSince(t0);
 }
@@ -85,7 +85,7 @@ double timeFolderRun(const BenchStreamOptions& o, Task task, std::size_t count) 
   run.models.tasks = {task};
   run.models.modelPaths[task] = o.model;
   run.models.device = o.device;
-  if (!o.inputSize.empty()) run.models.inputSize = parseInputSize(o.inputSize);
+  if (!o.inputSize.empty()) run.models.inputSize = inputSizeOption(o.inputSize);
   run.batchSize = o.batch;
   run.outputDir =
       (std::filesystem::temp_directory_path() / fmt::format("sapiens-bench-run-{}", ::getpid())).string();
@@ -151,7 +151,7 @@ int runBenchStream(const BenchStreamOptions& o) {
   request.tasks = {*task};
   request.modelPaths[*task] = o.model;
   request.device = o.device;
-  if (!o.inputSize.empty()) request.inputSize = parseInputSize(o.inputSize);
+  if (!o.inputSize.empty()) request.inputSize = inputSizeOption(o.inputSize);
   LoadedTaskModels loaded = loadTaskModels(request);
   if (loaded.models.empty()) throw std::runtime_error(loaded.errors.front());
   const LoadedTaskModel& m = loaded.models.front();
@@ -187,7 +187,7 @@ int runBenchStream(const BenchStreamOptions& o) {
   // The whole pipeline on the same frames.
   std::unique_ptr<FrameSource> source = openFrameSource(o.video);
   FramePipelineOptions pipeline;
-  pipeline.models = {{&m.model, m.inputSize}};
+  pipeline.models = {{&m.model.model(), m.inputSize}};
   pipeline.batchSize = o.batch;
   pipeline.selection.maxFrames = static_cast<std::int64_t>(frames.size());
   std::unique_ptr<VideoWriter> writer = openWriter();

@@ -94,7 +94,7 @@ int runFinetune(const FinetuneArgs& a) {
     }
   }
   settings.validationFraction = a.validationSplit;
-  if (!a.inputSize.empty()) settings.inputSize = parseInputSize(a.inputSize);
+  if (!a.inputSize.empty()) settings.inputSize = inputSizeOption(a.inputSize);
   settings.horizontalFlip = !a.noFlip;
   settings.colorVariants = a.colorVariants;
   settings.freshHead = a.freshHead;

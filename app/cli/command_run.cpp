@@ -208,7 +208,7 @@ int runRun(const RunArgs& a) {
   // fails its task.
   options.models.demoFallback = a.modelDir.empty() && !a.noDemoWeights;
   options.models.size = a.size;
-  if (!a.inputSize.empty()) options.models.inputSize = parseInputSize(a.inputSize);
+  if (!a.inputSize.empty()) options.models.inputSize = inputSizeOption(a.inputSize);
   options.models.device = a.device;
   options.models.dtype = a.dtype;
   options.batchSize = a.batch;

@@ -121,8 +121,9 @@ LoadedTaskModels loadSoakModels(const SoakArgs& a) {
 std::string modelSizes(const SoakArgs& a, LoadedTaskModels& loaded, FramePipelineOptions& pipeline) {
   std::string sizes;
   for (LoadedTaskModel& m : loaded.models) {
-    if (!a.inputSize.empty() && !hasFixedInputSize(m.model)) m.inputSize = parseInputSize(a.inputSize);
-    pipeline.models.push_back({&m.model, m.inputSize});
+    if (!a.inputSize.empty() && !hasFixedInputSize(m.model.architecture()))
+      m.inputSize = inputSizeOption(a.inputSize);
+    pipeline.models.push_back({&m.model.model(), m.inputSize});
     sizes += fmt::format("{}{} {}x{}{}", sizes.empty() ? "" : ", ", taskName(m.task), m.inputSize.height,
                          m.inputSize.width, m.model.isDemoWeights() ? " (untrained demo weights)" : "");
   }

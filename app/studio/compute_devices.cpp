@@ -1,6 +1,6 @@
 #include "compute_devices.h"
 
-#include "sapiens/model/compute_options.h"
+#include "sapiens/model/compute_choices.h"
 
 #include <QObject>
 

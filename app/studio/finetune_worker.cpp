@@ -4,7 +4,6 @@
 #include "sapiens/common/log.h"
 #include "sapiens/export/map_png.h"
 #include "sapiens/finetune/label_set.h"
-#include "sapiens/model/model.h"
 #include "sapiens/result/keypoint_metadata.h"
 
 #include <fmt/format.h>
@@ -155,9 +154,8 @@ void FineTuneWorker::train(const FineTuneJob& job) {
     Q_EMIT status(tr("Opening the label set..."));
     LabelSet labels = openLabelSet(job.labelSetFolder.toStdString());
     Q_EMIT status(tr("Loading %1...").arg(job.modelPath));
-    Model model = loadModelForFineTuning(job.modelPath.toStdString(), labels.task);
     if (!cache_) cache_ = std::make_shared<FeatureCache>(kFeatureCacheBytes);
-    tuner_ = std::make_unique<FineTuner>(std::move(model), std::move(labels), job.settings, cache_);
+    tuner_ = FineTuner::fromCheckpoint(job.modelPath.toStdString(), std::move(labels), job.settings, cache_);
   } catch (const std::exception& e) {
     tuner_.reset();
     logger().error("Fine-tuning cannot start: {}", e.what());

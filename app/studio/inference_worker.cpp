@@ -1,7 +1,6 @@
 #include "inference_worker.h"
 
 #include "sapiens/common/log.h"
-#include "sapiens/model/compute_options.h"
 #include "sapiens/pipeline/run_failure.h"
 #include "sapiens/pipeline/task_analysis.h"
 #include "sapiens/pipeline/task_models.h"
@@ -34,16 +33,16 @@ InferenceWorker::~InferenceWorker() = default;
 void InferenceWorker::loadModel(Task task, const QString& path, const QString& device, const QString& dtype) {
   pendingPaths_.erase(task);
   try {
-    ModelOptions options;
-    options.device = device.toStdString();
-    options.dtype = parseComputeDtypeChoice(dtype.toStdString());
-    options.expectedTask = task;
-    auto model = std::make_unique<Model>(Model::load(path.toStdString(), options));
-    const QString deviceName = QString::fromStdString(model->device().str());
-    const QString dtypeName = QString::fromStdString(computeDtypeName(model->dtype()));
+    ModelLoadRequest request;
+    request.device = device.toStdString();
+    request.dtype = dtype.toStdString();
+    request.expectedTask = task;
+    LoadedModel model = LoadedModel::load(path.toStdString(), request);
+    const QString deviceName = QString::fromStdString(model.deviceName());
+    const QString dtypeName = QString::fromStdString(model.dtypeName());
     logger().info("loaded the {} model {} ({}, {})", taskName(task), path.toStdString(),
                   deviceName.toStdString(), dtypeName.toStdString());
-    models_[task] = std::move(model);
+    models_.insert_or_assign(task, std::move(model));
     Q_EMIT modelLoaded(int(task), path, deviceName, dtypeName);
   } catch (const std::exception& e) {
     logger().error("cannot load the {} model: {}", taskName(task), e.what());
@@ -60,13 +59,13 @@ void InferenceWorker::setModelPath(Task task, const QString& path) {
   pendingPaths_[task] = path;
 }
 
-const Model* InferenceWorker::modelFor(Task task, const QString& device, const QString& dtype) {
+const LoadedModel* InferenceWorker::modelFor(Task task, const QString& device, const QString& dtype) {
   if (auto pending = pendingPaths_.find(task); pending != pendingPaths_.end()) {
     const QString path = pending->second;  // a copy: loadModel erases the entry before it reports
     loadModel(task, path, device, dtype);
   }
   auto found = models_.find(task);
-  return found == models_.end() ? nullptr : found->second.get();
+  return found == models_.end() ? nullptr : &found->second;
 }
 
 void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv::Mat& bgr, TaskSet tasks,
@@ -88,15 +87,15 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
     InputSize size;
     bool onGpu = false;
     try {
-      const Model* model = modelFor(task, device, dtype);
+      const LoadedModel* model = modelFor(task, device, dtype);
       if (!model) {
         throw std::runtime_error("no " + std::string(taskName(task)) +
                                  " model is loaded (Models > Load checkpoint, or put one under the "
                                  "checkpoint root)");
       }
-      size = scaledInputSize(defaultInputSize(*model), inputScale);
-      onGpu = model->device().is_cuda();
-      analyzeTask(*model, bgr, frame, size, personBoxes);
+      size = scaledInputSize(defaultInputSize(model->architecture()), inputScale);
+      onGpu = model->onGpu();
+      analyzeTask(model->model(), bgr, frame, size, personBoxes);
     } catch (const std::exception& e) {
       const RunFailure failure = classifyFailure(e);
       std::string reason = failure.message;

@@ -5,8 +5,8 @@
 
 #include "task_set.h"
 
-#include "sapiens/model/model.h"
-#include "sapiens/pipeline/preprocess.h"
+#include "sapiens/model/loaded_model.h"
+#include "sapiens/pipeline/input_size.h"
 #include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>
@@ -60,10 +60,10 @@ class InferenceWorker : public QObject {
   void runDropped(quint64 generation);
 
  private:
-  const Model* modelFor(Task task, const QString& device, const QString& dtype);
+  const LoadedModel* modelFor(Task task, const QString& device, const QString& dtype);
 
   std::shared_ptr<const std::atomic<quint64>> latestGeneration_;
-  std::map<Task, std::unique_ptr<Model>> models_;
+  std::map<Task, LoadedModel> models_;
   std::map<Task, QString> pendingPaths_;
 };
 

@@ -16,7 +16,6 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -42,16 +41,6 @@ QString rateText(double rate) {
     if (std::abs(text.toDouble() - rate) <= 1e-9 * std::abs(rate)) return text;
   }
   return QString::number(rate, 'e', 6);
-}
-
-// "HxW", multiples of 16.
-std::optional<InputSize> parseInputSize(const QString& text) {
-  static const QRegularExpression pattern(QStringLiteral("^\\s*(\\d+)\\s*[xX]\\s*(\\d+)\\s*$"));
-  const QRegularExpressionMatch match = pattern.match(text);
-  if (!match.hasMatch()) return std::nullopt;
-  const int h = match.captured(1).toInt(), w = match.captured(2).toInt();
-  if (h < 16 || w < 16 || h % 16 || w % 16) return std::nullopt;
-  return InputSize{w, h};
 }
 
 }  // namespace
@@ -229,7 +218,7 @@ TrainingSettings TrainingTab::settings() const {
 }
 
 std::optional<InputSize> TrainingTab::inputSize() const {
-  return parseInputSize(inputSize_->text());
+  return parseInputSize(inputSize_->text().toStdString());
 }
 
 QString TrainingTab::inputSizeText() const {

@@ -6,8 +6,8 @@
 
 #include "task_set.h"
 
+#include "sapiens/pipeline/input_size.h"
 #include "sapiens/pipeline/person_box_file.h"
-#include "sapiens/pipeline/preprocess.h"
 
 #include <QObject>
 #include <QString>

@@ -6,8 +6,8 @@
 // the median ms of N runs (default 5, after one warm-up) and a hash of the labels (equal hashes = equal
 // labels). Figures: docs/PERFORMANCE.md.
 
+#include "pipeline/postprocess.h"
 #include "sapiens/common/threads.h"
-#include "sapiens/pipeline/postprocess.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -3,7 +3,7 @@
 
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
-#include "sapiens/pipeline/preprocess.h"
+#include "sapiens/pipeline/input_size.h"
 
 #include <ATen/ATen.h>
 #include <opencv2/core/mat.hpp>

@@ -15,18 +15,18 @@
 // so for the attention's p v and the convolutions (normals 18x the control, albedo 15x, seg 85 % of the
 // decided pixels) until the model computed those in float32 sums (layers.h, cpuGemmRoundsSums).
 
+#include "pipeline/image_inference.h"
+#include "pipeline/pose_crop.h"
+#include "pipeline/pose_decode.h"
+#include "pipeline/pose_flip.h"
+#include "pipeline/postprocess.h"
+#include "pipeline/preprocess.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/model.h"
 #include "sapiens/model/task.h"
 #include "sapiens/model/tensor_difference.h"
-#include "sapiens/pipeline/image_inference.h"
-#include "sapiens/pipeline/pose_crop.h"
-#include "sapiens/pipeline/pose_decode.h"
-#include "sapiens/pipeline/pose_flip.h"
-#include "sapiens/pipeline/postprocess.h"
-#include "sapiens/pipeline/preprocess.h"
 #include "sapiens/pipeline/task_models.h"
 #include "test_support.h"
 
@@ -78,7 +78,7 @@ Models loadModels(const char* task) {
 
 FrameResult analyze(const Model& model, const cv::Mat& bgr) {
   AnalysisOptions options;
-  options.inputSize = defaultInputSize(model);
+  options.inputSize = defaultInputSize(model.architecture());
   options.pose.inputSize = options.inputSize;
   FrameResult frame;
   analyzeImage(model, bgr, frame, options);
@@ -145,7 +145,7 @@ class TestBf16Accuracy : public QObject {
     at::Tensor margin;
     {
       c10::InferenceMode guard;
-      const InputSize size = defaultInputSize(models.fp32);
+      const InputSize size = defaultInputSize(models.fp32.architecture());
       const at::Tensor logits =
           models.fp32.forward(normalizeImage(stretchToInput(bgr, size))).get("seg_logits");
       const at::Tensor top2 = std::get<0>(upsampleSegLogits(logits, bgr.size()).topk(2, 1));
@@ -188,7 +188,7 @@ class TestBf16Accuracy : public QObject {
     QCOMPARE(a.poses[0].bboxSource, std::string("full-image"));
 
     // The flip-averaged heatmaps the pipeline decodes (whole-picture crop), to tell the stable keypoints.
-    const InputSize size = defaultInputSize(models.fp32);
+    const InputSize size = defaultInputSize(models.fp32.architecture());
     const BoundingBox whole{0.0f, 0.0f, static_cast<float>(bgr.cols - 1), static_cast<float>(bgr.rows - 1)};
     const PoseCrop crop = poseCropFor(whole, size);
     auto heatmapsOf = [&](const Model& model) {
@@ -304,7 +304,8 @@ class TestBf16Accuracy : public QObject {
     // noise at its input (the weights' rounding alone: ~3 %, the featmap's rounding to bf16: ~1 %); what
     // bf16 arithmetic adds, given the same rounded weights and featmap, stays within 1 %.
     c10::InferenceMode guard;
-    const at::Tensor input = normalizeImage(letterboxToInput(bgr, defaultInputSize(models.fp32)).image);
+    const at::Tensor input =
+        normalizeImage(letterboxToInput(bgr, defaultInputSize(models.fp32.architecture())).image);
     const at::Tensor featmap = models.fp32.backboneFeatures(input).to(at::kBFloat16);
     const double fp32 = models.fp32.forwardHead(featmap.to(at::kFloat)).get("scale").item<double>();
     const double reference = models.rounded.forwardHead(featmap.to(at::kFloat)).get("scale").item<double>();

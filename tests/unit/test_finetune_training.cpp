@@ -2,6 +2,7 @@
 // at a small input size: the loss falls, the metric rises, the saved model reloads and reproduces the
 // trained predictions exactly, pause/stop/continue, snapshots, the feature cache.
 
+#include "pipeline/image_inference.h"
 #include "sapiens/export/exr.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/finetune/fine_tuner.h"
@@ -10,7 +11,6 @@
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/image_inference.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>

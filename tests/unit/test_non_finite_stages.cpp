@@ -5,6 +5,9 @@
 // message; none crashes, hangs, poisons later frames or writes a number its reader cannot parse.
 
 #include "pipeline/output_check.h"
+#include "pipeline/pose_decode.h"
+#include "pipeline/pose_flip.h"
+#include "pipeline/postprocess.h"
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/export/exr.h"
 #include "sapiens/export/keypoints_json.h"
@@ -12,9 +15,6 @@
 #include "sapiens/export/ply.h"
 #include "sapiens/export/point_cloud.h"
 #include "sapiens/pipeline/person_tracker.h"
-#include "sapiens/pipeline/pose_decode.h"
-#include "sapiens/pipeline/pose_flip.h"
-#include "sapiens/pipeline/postprocess.h"
 #include "sapiens/pipeline/temporal_smoothing.h"
 #include "sapiens/result/keypoint_metadata.h"
 

@@ -2,13 +2,13 @@
 // forward pass and our post-processing against the official chain's outputs, within the drift the
 // fixtures document for a re-implementation.
 
+#include "pipeline/image_inference.h"
+#include "pipeline/pose_crop.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/model.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
 #include "sapiens/model/tensor_difference.h"
-#include "sapiens/pipeline/image_inference.h"
-#include "sapiens/pipeline/pose_crop.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>

@@ -2,11 +2,11 @@
 // unguarded UDP/DARK decode bit for bit, and the guarded decode: identical where the official step is
 // well-conditioned, never NaN and never far outside the crop elsewhere.
 
+#include "pipeline/pose_crop.h"
+#include "pipeline/pose_decode.h"
+#include "pipeline/pose_flip.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
-#include "sapiens/pipeline/pose_crop.h"
-#include "sapiens/pipeline/pose_decode.h"
-#include "sapiens/pipeline/pose_flip.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>

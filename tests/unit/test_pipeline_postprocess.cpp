@@ -2,12 +2,12 @@
 // labels, unit normals and the normal image; plus albedo, pointmap and the implied intrinsics, checked
 // against what a pinhole camera must give.
 
+#include "pipeline/postprocess.h"
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/export/map_png.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
 #include "sapiens/model/tensor_difference.h"
-#include "sapiens/pipeline/postprocess.h"
 #include "sapiens/result/frame_result.h"
 #include "test_support.h"
 

@@ -1,11 +1,11 @@
 // Pre-processing against the official pipeline's own intermediates (golden e2e fixtures): the resized,
 // letterboxed or warped 8-bit picture, the padding, the pose crop geometry and the normalised input.
 
+#include "pipeline/pose_crop.h"
+#include "pipeline/preprocess.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/model/safetensors_torch.h"
-#include "sapiens/pipeline/pose_crop.h"
-#include "sapiens/pipeline/preprocess.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>
@@ -59,6 +59,8 @@ class PipelinePreprocessTest : public QObject {
   void poseCropWidensToTheInputAspect();
   void inputToImageFollowsTheOfficialMapping();
   void wrongImagesAreRefusedWithContext();
+  void inputSizeIsReadAsHeightByWidthInWholePatches_data();
+  void inputSizeIsReadAsHeightByWidthInWholePatches();
 };
 
 void PipelinePreprocessTest::fixtureImagesDecodeToTheStoredPixels_data() {
@@ -287,6 +289,36 @@ void PipelinePreprocessTest::wrongImagesAreRefusedWithContext() {
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, sapiens::normalizeImage(gray));
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                            sapiens::letterboxToInput(cv::Mat(4, 4, CV_8UC3, cv::Scalar::all(0)), {0, 64}));
+}
+
+// The one spelling the CLI's --input-size and the studio's training field share.
+void PipelinePreprocessTest::inputSizeIsReadAsHeightByWidthInWholePatches_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<int>("width");  // 0: refused
+  QTest::addColumn<int>("height");
+  QTest::newRow("official") << "1024x768" << 768 << 1024;
+  QTest::newRow("capital X, spaces") << " 512 X 384 " << 384 << 512;
+  QTest::newRow("one patch") << "16x16" << 16 << 16;
+  QTest::newRow("not a multiple of 16") << "1000x768" << 0 << 0;
+  QTest::newRow("zero") << "0x768" << 0 << 0;
+  QTest::newRow("negative") << "-16x16" << 0 << 0;
+  QTest::newRow("no separator") << "1024" << 0 << 0;
+  QTest::newRow("trailing text") << "1024x768px" << 0 << 0;
+  QTest::newRow("empty") << "" << 0 << 0;
+}
+
+void PipelinePreprocessTest::inputSizeIsReadAsHeightByWidthInWholePatches() {
+  QFETCH(QString, text);
+  QFETCH(int, width);
+  QFETCH(int, height);
+  const auto size = sapiens::parseInputSize(text.toStdString());
+  if (width == 0) {
+    QVERIFY2(!size, qPrintable(text));
+    return;
+  }
+  QVERIFY2(size.has_value(), qPrintable(text));
+  QCOMPARE(size->width, width);
+  QCOMPARE(size->height, height);
 }
 
 QTEST_APPLESS_MAIN(PipelinePreprocessTest)

@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <unistd.h>
 
@@ -37,8 +38,16 @@ std::uint64_t hashTensor(const at::Tensor& tensor, std::uint64_t hash, std::size
 
 }  // namespace
 
+struct FeatureCache::Entries {
+  struct Entry {
+    at::Tensor tensor;  ///< undefined when spilled
+    std::string file;
+  };
+  std::map<std::string, Entry> byKey;
+};
+
 FeatureCache::FeatureCache(std::size_t memoryBytes, std::string folder)
-    : budget_(memoryBytes), folder_(std::move(folder)) {}
+    : entries_(std::make_unique<Entries>()), budget_(memoryBytes), folder_(std::move(folder)) {}
 
 FeatureCache::~FeatureCache() {
   if (ownsFolder_) {
@@ -66,8 +75,8 @@ std::optional<at::Tensor> FeatureCache::find(const std::string& key) const {
   std::string file;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = entries_.find(key);
-    if (it == entries_.end()) return std::nullopt;
+    const auto it = entries_->byKey.find(key);
+    if (it == entries_->byKey.end()) return std::nullopt;
     if (it->second.tensor.defined()) return it->second.tensor;
     file = it->second.file;
   }
@@ -79,9 +88,9 @@ void FeatureCache::insert(const std::string& key, const at::Tensor& features) {
   const at::Tensor cpu = features.detach().to(at::kCPU).contiguous();
   const auto bytes = static_cast<std::size_t>(cpu.nbytes());
   std::unique_lock<std::mutex> lock(mutex_);
-  if (entries_.count(key) != 0) return;
+  if (entries_->byKey.count(key) != 0) return;
   if (used_ + bytes <= budget_) {
-    entries_[key] = Entry{cpu.clone(), {}};
+    entries_->byKey[key] = Entries::Entry{cpu.clone(), {}};
     used_ += bytes;
     return;
   }
@@ -100,12 +109,12 @@ void FeatureCache::insert(const std::string& key, const at::Tensor& features) {
   lock.unlock();
   saveSafetensors(file, {{"features", cpu}});
   lock.lock();
-  entries_[key] = Entry{at::Tensor(), file};
+  entries_->byKey[key] = Entries::Entry{at::Tensor(), file};
 }
 
 std::size_t FeatureCache::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return entries_.size();
+  return entries_->byKey.size();
 }
 
 std::size_t FeatureCache::memoryBytes() const {
@@ -116,17 +125,17 @@ std::size_t FeatureCache::memoryBytes() const {
 std::size_t FeatureCache::spilledEntries() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::size_t spilled = 0;
-  for (const auto& entry : entries_) spilled += entry.second.tensor.defined() ? 0 : 1;
+  for (const auto& entry : entries_->byKey) spilled += entry.second.tensor.defined() ? 0 : 1;
   return spilled;
 }
 
 void FeatureCache::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& entry : entries_) {
+  for (const auto& entry : entries_->byKey) {
     std::error_code ec;
     if (!entry.second.file.empty()) fs::remove(entry.second.file, ec);
   }
-  entries_.clear();
+  entries_->byKey.clear();
   used_ = 0;
 }
 

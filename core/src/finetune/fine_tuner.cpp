@@ -2,7 +2,9 @@
 
 #include "adamw.h"
 #include "sapiens/common/log.h"
+#include "pipeline/preprocess.h"
 #include "sapiens/finetune/finetuned_model_file.h"
+#include "sapiens/model/model.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/model_error.h"
 #include "sapiens/result/keypoint_metadata.h"
@@ -696,6 +698,15 @@ const LabelSet& FineTuner::labels() const {
 
 const TrainingSettings& FineTuner::settings() const {
   return state_->settings;
+}
+
+std::unique_ptr<FineTuner> FineTuner::fromCheckpoint(const std::string& checkpoint, LabelSet labels,
+                                                     TrainingSettings settings,
+                                                     std::shared_ptr<FeatureCache> cache,
+                                                     const std::string& device) {
+  Model model = loadModelForFineTuning(checkpoint, labels.task, device);
+  return std::make_unique<FineTuner>(std::move(model), std::move(labels), std::move(settings),
+                                     std::move(cache));
 }
 
 Model loadModelForFineTuning(const std::string& path, Task task, const std::string& device) {

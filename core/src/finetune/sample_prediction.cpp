@@ -1,6 +1,7 @@
+#include "pipeline/pose_decode.h"
+#include "pipeline/postprocess.h"
 #include "sapiens/finetune/fine_tuner.h"
-#include "sapiens/pipeline/pose_decode.h"
-#include "sapiens/pipeline/postprocess.h"
+#include "sapiens/model/model.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -1,7 +1,8 @@
 #include "training_samples.h"
 
+#include "pipeline/pose_crop.h"
 #include "sapiens/common/paths.h"
-#include "sapiens/pipeline/pose_crop.h"
+#include "sapiens/model/model.h"
 #include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/result/seg_classes.h"
 

@@ -1,8 +1,8 @@
-#include "sapiens/pipeline/image_inference.h"
+#include "pipeline/image_inference.h"
 
+#include "pipeline/pose_crop.h"
+#include "pipeline/pose_flip.h"
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/pose_crop.h"
-#include "sapiens/pipeline/pose_flip.h"
 
 #include "output_check.h"
 

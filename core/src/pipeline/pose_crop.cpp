@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/pose_crop.h"
+#include "pipeline/pose_crop.h"
 
 #include <fmt/format.h>
 #include <opencv2/imgproc.hpp>

@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/pose_decode.h"
+#include "pipeline/pose_decode.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

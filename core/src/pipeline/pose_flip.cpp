@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/pose_flip.h"
+#include "pipeline/pose_flip.h"
 
 #include "sapiens/common/paths.h"
 

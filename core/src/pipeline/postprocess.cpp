@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/postprocess.h"
+#include "pipeline/postprocess.h"
 
 #include "pipeline/seg_argmax.h"
 #include "sapiens/common/log.h"

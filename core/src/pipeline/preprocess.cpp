@@ -1,4 +1,4 @@
-#include "sapiens/pipeline/preprocess.h"
+#include "pipeline/preprocess.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 #include "sapiens/pipeline/task_analysis.h"
 
+#include "pipeline/image_inference.h"
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/image_inference.h"
 #include "sapiens/pipeline/person_boxes.h"
 
 #include <fmt/format.h>

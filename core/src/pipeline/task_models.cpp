@@ -2,7 +2,6 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/model/architecture.h"
-#include "sapiens/model/compute_options.h"
 #include "sapiens/model/task_checkpoints.h"
 
 #include <nlohmann/json.hpp>
@@ -18,9 +17,9 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
   checkpoints.root = request.modelDir;
   checkpoints.size = request.size;
   checkpoints.demoFallback = request.demoFallback;
-  ModelOptions modelOptions;
-  modelOptions.device = request.device;
-  modelOptions.dtype = parseComputeDtypeChoice(request.dtype);
+  ModelLoadRequest loadRequest;
+  loadRequest.device = request.device;
+  loadRequest.dtype = request.dtype;
 
   for (const TaskCheckpoint& checkpoint : resolveTaskCheckpoints(checkpoints)) {
     const Task task = checkpoint.task;
@@ -30,14 +29,13 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request) {
       continue;
     }
     try {
-      ModelOptions o = modelOptions;
-      o.expectedTask = task;
-      Model model = Model::load(checkpoint.path, o);
-      InputSize size = request.inputSize ? *request.inputSize : defaultInputSize(model);
+      ModelLoadRequest r = loadRequest;
+      r.expectedTask = task;
+      LoadedModel model = LoadedModel::load(checkpoint.path, r);
+      InputSize size = request.inputSize ? *request.inputSize : defaultInputSize(model.architecture());
       logger().info("{} model: {} ({}, {} on {}){}", taskName(task), checkpoint.path,
-                    officialName(model.architecture()).value_or("custom architecture"),
-                    computeDtypeName(model.dtype()), model.device().str(),
-                    model.isDemoWeights() ? " - UNTRAINED demo weights" : "");
+                    officialName(model.architecture()).value_or("custom architecture"), model.dtypeName(),
+                    model.deviceName(), model.isDemoWeights() ? " - UNTRAINED demo weights" : "");
       if (model.isDemoWeights()) out.demoTasks.push_back(task);
       out.models.push_back(LoadedTaskModel{task, checkpoint.path, std::move(model), size});
     } catch (const std::exception& e) {
@@ -61,15 +59,13 @@ std::string describeTaskModelJson(const LoadedTaskModel& m) {
   return j.dump();
 }
 
-bool hasFixedInputSize(const Model& model) {
-  const Architecture& arch = model.architecture();
+bool hasFixedInputSize(const Architecture& arch) {
   return arch.task == Task::Pointmap && !arch.head.scaleMlp.empty() && !arch.head.scaleConvChannels.empty();
 }
 
-InputSize defaultInputSize(const Model& model) {
-  const Architecture& arch = model.architecture();
+InputSize defaultInputSize(const Architecture& arch) {
   const InputSize official{768, 1024};
-  if (!hasFixedInputSize(model)) return official;
+  if (!hasFixedInputSize(arch)) return official;
   // The scale branch flattens (channels x grid) after stride-2 1x1 convolutions: ceil(n / 2) per layer.
   const int cells = arch.head.scaleMlp.front() / arch.head.scaleConvChannels.back();
   const int patch =

@@ -2,6 +2,7 @@
 
 #include "run_manifest.h"
 
+#include "pipeline/image_inference.h"
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
 #include "sapiens/common/resource_usage.h"
@@ -23,7 +24,6 @@
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/demo_weights.h"
 #include "sapiens/model/model.h"
-#include "sapiens/pipeline/image_inference.h"
 #include "sapiens/pipeline/person_boxes.h"
 #include "sapiens/pipeline/task_models.h"
 #include "sapiens/result/keypoint_metadata.h"
@@ -43,8 +43,6 @@ namespace sapiens {
 namespace fs = std::filesystem;
 
 namespace {
-
-using LoadedModel = LoadedTaskModel;
 
 struct PlannedInput {
   std::string path;
@@ -108,7 +106,7 @@ struct PictureGroup {
 // Every model, in task order, on the decoded pictures of one group in one forward pass each. Should a
 // batched pass fail, the pictures go through one by one so that only the culprit fails, and only in that
 // task: its error goes into the picture's frame and the later tasks still run on it.
-void runModelsOnGroup(const std::vector<LoadedModel>& models, const std::vector<cv::Mat>& images,
+void runModelsOnGroup(const std::vector<LoadedTaskModel>& models, const std::vector<cv::Mat>& images,
                       const std::vector<std::size_t>& slots, std::vector<FrameResult>& frames,
                       std::vector<InputOutcome>& outcomes, const std::vector<BoundingBox>& userBoxes) {
   auto noteBoxes = [&](std::size_t slot, const std::string& source) {
@@ -117,9 +115,9 @@ void runModelsOnGroup(const std::vector<LoadedModel>& models, const std::vector<
   std::vector<FrameResult*> groupFrames;
   for (std::size_t slot : slots) groupFrames.push_back(&frames[slot]);
   if (images.empty()) return;
-  for (const LoadedModel& m : models) {
+  for (const LoadedTaskModel& m : models) {
     try {
-      const auto sources = analyzeTaskBatch(m.model, images, groupFrames, m.inputSize, userBoxes);
+      const auto sources = analyzeTaskBatch(m.model.model(), images, groupFrames, m.inputSize, userBoxes);
       for (std::size_t k = 0; k < slots.size(); ++k) noteBoxes(slots[k], sources[k]);
       continue;
     } catch (const std::exception& e) {
@@ -132,7 +130,7 @@ void runModelsOnGroup(const std::vector<LoadedModel>& models, const std::vector<
     }
     for (std::size_t k = 0; k < slots.size(); ++k) {
       try {
-        noteBoxes(slots[k], analyzeTask(m.model, images[k], *groupFrames[k], m.inputSize, userBoxes));
+        noteBoxes(slots[k], analyzeTask(m.model.model(), images[k], *groupFrames[k], m.inputSize, userBoxes));
       } catch (const std::exception& e) {
         groupFrames[k]->taskErrors[m.task] = e.what();
       }
@@ -158,11 +156,11 @@ bool takeTaskProblems(const FrameResult& frame, std::size_t tasks, InputOutcome&
 
 // What the reading, analysing and exporting of the groups share.
 struct GroupedRun {
-  GroupedRun(const BatchRunOptions& o, const std::vector<LoadedModel>& m, std::vector<PlannedInput> p)
+  GroupedRun(const BatchRunOptions& o, const std::vector<LoadedTaskModel>& m, std::vector<PlannedInput> p)
       : options(o), models(m), planned(std::move(p)) {}
 
   const BatchRunOptions& options;
-  const std::vector<LoadedModel>& models;
+  const std::vector<LoadedTaskModel>& models;
   std::vector<PlannedInput> planned;
   FrameExportOptions exports;
   std::size_t batchSize = 1;
@@ -319,7 +317,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   LoadedTaskModels loaded = loadTaskModels(options.models);
   summary.demoTasks = loaded.demoTasks;
   summary.taskErrors = loaded.errors;
-  for (const LoadedModel& m : loaded.models) summary.tasksRun.push_back(m.task);
+  for (const LoadedTaskModel& m : loaded.models) summary.tasksRun.push_back(m.task);
   if (loaded.models.empty())
     throw std::runtime_error("no model could be loaded: " + summary.taskErrors.front());
 

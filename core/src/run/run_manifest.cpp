@@ -4,6 +4,7 @@
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/demo_weights.h"
+#include "sapiens/model/model.h"
 
 #include <filesystem>
 
@@ -19,7 +20,7 @@ void createOutputFolder(const std::string& folder) {
 nlohmann::json manifestOfModels(const std::vector<LoadedTaskModel>& models, const std::string& requestedDtype,
                                 const std::vector<std::string>& taskErrors,
                                 const std::vector<Task>& demoTasks) {
-  const Model& first = models.front().model;
+  const Model& first = models.front().model.model();
   nlohmann::json manifest;
   manifest["tool"] = "sapiens-cli " + versionString();
   manifest["device"] = first.device().str();

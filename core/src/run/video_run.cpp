@@ -215,7 +215,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
                 info.frameCount, info.codec);
 
   FramePipelineOptions pipeline;
-  for (const LoadedTaskModel& m : loaded.models) pipeline.models.push_back({&m.model, m.inputSize});
+  for (const LoadedTaskModel& m : loaded.models) pipeline.models.push_back({&m.model.model(), m.inputSize});
   pipeline.personBoxes = options.personBoxes;
   pipeline.personBoxesByFrame = options.personBoxesByFrame;
   pipeline.selection = options.selection;

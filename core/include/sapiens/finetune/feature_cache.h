@@ -4,15 +4,16 @@
 // memory up to a budget; beyond it they spill to files in a folder and are mapped back on use. Shared
 // between fine-tuning runs (e.g. a GUI keeps one across edits). Thread-safe.
 
-#include <ATen/core/Tensor.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+
+namespace at {
+class Tensor;
+}
 
 namespace sapiens {
 
@@ -41,12 +42,9 @@ class FeatureCache {
   void clear();
 
  private:
-  struct Entry {
-    at::Tensor tensor;  ///< undefined when spilled
-    std::string file;
-  };
+  struct Entries;  // by key; in memory or spilled to a file
   mutable std::mutex mutex_;
-  std::map<std::string, Entry> entries_;
+  std::unique_ptr<Entries> entries_;
   std::size_t budget_;
   std::size_t used_ = 0;
   std::string folder_;

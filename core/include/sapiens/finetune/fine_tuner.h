@@ -15,11 +15,10 @@
 #include "sapiens/finetune/training_control.h"
 #include "sapiens/finetune/training_progress.h"
 #include "sapiens/finetune/training_settings.h"
-#include "sapiens/model/model.h"
 #include "sapiens/model/model_error.h"
+#include "sapiens/model/task.h"
 #include "sapiens/result/frame_result.h"
 
-#include <ATen/core/Tensor.h>
 #include <opencv2/core/mat.hpp>
 
 #include <cstddef>
@@ -27,7 +26,14 @@
 #include <string>
 #include <vector>
 
+namespace at {
+class Tensor;
+}
+
 namespace sapiens {
+
+class Model;
+class ModelOutputs;
 
 /// One network input made from a frame: the whole picture (seg, dense tasks) or one person's crop (pose).
 struct SampleInfo {
@@ -60,6 +66,12 @@ class FineTuner {
   /// model of another task or an empty label set.
   FineTuner(Model model, LabelSet labels, TrainingSettings settings,
             std::shared_ptr<FeatureCache> cache = nullptr);
+  /// The same from a checkpoint file (loadModelForFineTuning for the label set's task on `device`): what a
+  /// front end that holds no Model calls.
+  static std::unique_ptr<FineTuner> fromCheckpoint(const std::string& checkpoint, LabelSet labels,
+                                                   TrainingSettings settings,
+                                                   std::shared_ptr<FeatureCache> cache = nullptr,
+                                                   const std::string& device = "cpu");
   ~FineTuner();
   FineTuner(const FineTuner&) = delete;
   FineTuner& operator=(const FineTuner&) = delete;

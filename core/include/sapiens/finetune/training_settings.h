@@ -6,7 +6,7 @@
 // labelled frames needs a larger one, which depends on the head (a released one or a fresh one) and on
 // the labels. By default a short range test picks it (FineTuner::prepare).
 
-#include "sapiens/pipeline/preprocess.h"
+#include "sapiens/pipeline/input_size.h"
 
 #include <cstddef>
 #include <cstdint>

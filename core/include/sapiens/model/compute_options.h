@@ -1,6 +1,8 @@
 #pragma once
 // Where and in which precision a model runs: "cpu", "cuda", "cuda:1", "auto" and auto / fp32 / bf16 / fp16.
 
+#include "sapiens/model/compute_choices.h"
+
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
@@ -14,12 +16,6 @@ namespace sapiens {
 /// "auto" picks CUDA device 0 when LibTorch sees one, else the CPU. Throws ModelRunError for an unknown
 /// spelling or a CUDA device this build or machine does not have.
 c10::Device resolveDevice(std::string_view spec);
-/// The devices this build and machine can run on: "cpu", then "cuda:0", "cuda:1", ... (none in a CPU-only
-/// LibTorch).
-std::vector<std::string> computeDevices();
-/// The precisions offered on `device` ("cpu", "cuda", "cuda:N"), the default first: bf16, fp16, fp32 on
-/// CUDA; auto, fp32, bf16 on the CPU (no fp16: see checkComputeSupported).
-std::vector<std::string> computeDtypeChoices(std::string_view device);
 /// "fp32"/"float32", "bf16"/"bfloat16", "fp16"/"float16"/"half". Throws ModelRunError otherwise ("auto"
 /// included: it depends on the device, see parseComputeDtypeChoice).
 c10::ScalarType parseComputeDtype(std::string_view spec);
@@ -37,28 +33,6 @@ c10::ScalarType defaultComputeDtype(const c10::Device& device);
 std::string computeDtypeName(c10::ScalarType dtype);
 
 // --- What "auto" picks on the CPU ---
-
-/// bf16 must run a matrix product at least this many times as fast as fp32 for auto to pick it.
-inline constexpr double kCpuBf16MinSpeedup = 1.5;
-
-/// Whether this CPU multiplies bf16 natively, after the environment had its say.
-struct CpuBf16Support {
-  bool avx512Bf16 = false;  ///< the hardware (and the OS's register state)
-  bool amxBf16 = false;
-  /// Why native bf16 counts as absent although the hardware has it: "SAPIENS_CPU_BF16=0",
-  /// "ATEN_CPU_CAPABILITY=avx2", "ONEDNN_MAX_CPU_ISA=AVX2" (ISAs below bf16). Empty: not turned off.
-  std::string disabledBy;
-  /// SAPIENS_CPU_BF16=1: auto picks bf16 without measuring, with or without native bf16.
-  bool forced = false;
-
-  bool hardware() const { return avx512Bf16 || amxBf16; }
-  bool native() const { return hardware() && disabledBy.empty(); }
-  /// "avx512_bf16", "avx512_bf16, amx_bf16" or "none".
-  std::string features() const;
-};
-
-/// The hardware (sapiens::cpu) and the environment, read now.
-CpuBf16Support cpuBf16Support();
 
 /// Best-of rates of one square matrix product, both dtypes on the same operands' shape.
 struct GemmRates {

@@ -10,8 +10,8 @@
 // reported.
 
 #include "sapiens/media/frame_source.h"
+#include "sapiens/pipeline/input_size.h"
 #include "sapiens/pipeline/person_tracker.h"
-#include "sapiens/pipeline/preprocess.h"
 #include "sapiens/pipeline/temporal_smoothing.h"
 #include "sapiens/result/frame_result.h"
 

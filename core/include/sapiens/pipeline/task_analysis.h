@@ -3,7 +3,7 @@
 // policy says (the user's, else the segmentation's, else the detector's, else the whole picture), the
 // pictures in one forward pass.
 
-#include "sapiens/pipeline/preprocess.h"
+#include "sapiens/pipeline/input_size.h"
 #include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>

@@ -2,9 +2,10 @@
 // The task models of a run, loaded once: explicit checkpoints, else the official layout under a model
 // folder. A model that cannot be found or loaded fails its task only, with a sentence saying why.
 
-#include "sapiens/model/model.h"
+#include "sapiens/model/architecture.h"
+#include "sapiens/model/loaded_model.h"
 #include "sapiens/model/task.h"
-#include "sapiens/pipeline/preprocess.h"
+#include "sapiens/pipeline/input_size.h"
 
 #include <map>
 #include <optional>
@@ -30,7 +31,7 @@ struct TaskModelRequest {
 struct LoadedTaskModel {
   Task task;
   std::string path;
-  Model model;
+  LoadedModel model;
   InputSize inputSize;
 };
 
@@ -44,10 +45,10 @@ LoadedTaskModels loadTaskModels(const TaskModelRequest& request);
 
 /// The default network input for a model: 768 x 1024, unless the pointmap scale branch fixes another
 /// token grid (its first linear layer's width), then the 3:4 size that gives that grid.
-InputSize defaultInputSize(const Model& model);
-/// Whether `model` runs at one input size only (defaultInputSize gives it): a pointmap head whose scale
+InputSize defaultInputSize(const Architecture& arch);
+/// Whether a model runs at one input size only (defaultInputSize gives it): a pointmap head whose scale
 /// branch flattens a fixed token grid into its first linear layer.
-bool hasFixedInputSize(const Model& model);
+bool hasFixedInputSize(const Architecture& arch);
 
 /// {"task", "path", "architecture", "backbone", "head", "input_size", "demo_weights"} for manifests, as
 /// JSON text ("demo_weights": true for Sapiens2 Studio's untrained demo weights).

@@ -6,7 +6,7 @@
 // Front ends supply progress and cancellation.
 
 #include "sapiens/model/task.h"
-#include "sapiens/pipeline/preprocess.h"
+#include "sapiens/pipeline/input_size.h"
 #include "sapiens/pipeline/task_analysis.h"
 #include "sapiens/pipeline/task_models.h"
 #include "sapiens/result/frame_result.h"

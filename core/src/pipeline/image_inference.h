@@ -3,9 +3,9 @@
 // post-processing, with results in the picture's own pixel grid. Input sizes are parameters (the
 // released models use the 768 x 1024 default).
 
-#include "sapiens/pipeline/pose_decode.h"
-#include "sapiens/pipeline/postprocess.h"
-#include "sapiens/pipeline/preprocess.h"
+#include "pipeline/pose_decode.h"
+#include "pipeline/postprocess.h"
+#include "pipeline/preprocess.h"
 #include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>

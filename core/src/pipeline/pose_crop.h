@@ -3,7 +3,7 @@
 // affine warp maps onto the network input, as the official pose pipeline does it (float32 box
 // arithmetic; warp factors in float64, stored as float32), bit for bit.
 
-#include "sapiens/pipeline/preprocess.h"
+#include "pipeline/preprocess.h"
 #include "sapiens/result/frame_result.h"
 
 #include <opencv2/core/mat.hpp>

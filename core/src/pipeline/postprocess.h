@@ -3,7 +3,7 @@
 // function takes the output of one batch item (C, h, w) or a batch (B, C, h, w) with the item's index, on
 // any device, and does the heavy work there; only the final image-sized result is copied to the host.
 
-#include "sapiens/pipeline/preprocess.h"
+#include "pipeline/preprocess.h"
 #include "sapiens/result/frame_result.h"
 
 #include <ATen/core/Tensor.h>

@@ -2,7 +2,7 @@
 // Keypoints from pose heatmaps: the official UDP decoder (argmax, then one DARK Newton step on the
 // log of the blurred heatmap), with an optional guard against its ill-conditioned steps.
 
-#include "sapiens/pipeline/preprocess.h"
+#include "pipeline/preprocess.h"
 
 #include <ATen/core/Tensor.h>
 

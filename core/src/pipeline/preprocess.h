@@ -3,6 +3,8 @@
 // of the 8-bit BGR image (task-specific), then one pass that converts BGR to RGB and normalises with the
 // ImageNet statistics (0-255 scale) straight into the input tensor's memory.
 
+#include "sapiens/pipeline/input_size.h"
+
 #include <ATen/core/Tensor.h>
 #include <opencv2/core/mat.hpp>
 
@@ -10,13 +12,6 @@
 #include <cstdint>
 
 namespace sapiens {
-
-/// Network input size in pixels. The released models are all run at 768 x 1024 (W x H); smaller models
-/// (e.g. the golden test ones) use other sizes, so every function takes it as a parameter.
-struct InputSize {
-  int width = 768;
-  int height = 1024;
-};
 
 /// RGB order, 0-255 scale, as the official ImagePreprocessor uses them.
 inline constexpr std::array<float, 3> kInputMeanRgb{123.675f, 116.28f, 103.53f};
