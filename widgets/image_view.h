@@ -76,6 +76,7 @@ class ImageView : public QOpenGLWidget, protected QOpenGLFunctions {
   void setMaskVisible(bool visible);
   /// Dense colour map: `bgra` (CV_8UC4, any size; empty = none) mixed by opacity x its alpha.
   void setColorMapLayer(const cv::Mat& bgra);
+  const cv::Mat& colorMapLayer() const { return colorMap_; }
   void setColorMapOpacity(double opacity);
   void setColorMapVisible(bool visible);
   /// Pose: keypoints whose score is >= the threshold, the links between two such keypoints, and each

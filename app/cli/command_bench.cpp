@@ -41,7 +41,7 @@ struct BenchOptions {
 int runBench(const BenchOptions& o) {
   const std::optional<Task> parsedTask = parseTask(o.task);
   if (!parsedTask) {
-    std::cerr << "bench: unknown task '" << o.task << "' (backbone, pose, seg, normal, albedo, pointmap)\n";
+    std::cerr << "bench: unknown task '" << o.task << "' (" << taskNames(allTasks(), ", ") << ")\n";
     return kUsage;
   }
   const Task task = *parsedTask;

@@ -286,8 +286,7 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option("--video-out", a->videoOut,
                   "Video: the annotated video (default OUTPUT/STEM.annotated.mp4)");
   sub->add_flag("--smooth", a->smooth, "Video: temporal smoothing (One-Euro keypoints, edge-aware maps)");
-  sub->add_option("--task", a->tasks, "Comma-separated: pose,seg,normal,albedo,pointmap")
-      ->capture_default_str();
+  sub->add_option("--task", a->tasks, "Comma-separated, of " + taskNames(headTasks()))->capture_default_str();
   sub->add_option("-o,--output", a->output, "Output folder")->required();
   sub->add_option(
       "--model-dir", a->modelDir,

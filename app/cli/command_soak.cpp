@@ -266,8 +266,7 @@ CliCommand soakCommand("soak", [](CLI::App& app) -> CommandAction {
       ->check(CLI::PositiveNumber);
   sub->add_option("--source", a->source, "Camera or video: synthetic:WxH@FPS, /dev/videoN, a file")
       ->capture_default_str();
-  sub->add_option("--task", a->tasks, "Comma-separated: pose,seg,normal,albedo,pointmap")
-      ->capture_default_str();
+  sub->add_option("--task", a->tasks, "Comma-separated: " + taskNames(headTasks()))->capture_default_str();
   sub->add_option("--model-dir", a->modelDir,
                   "Checkpoint root in the official layout (default: the demo weights)");
   addTaskModelOptions(sub, a);

@@ -21,7 +21,7 @@ inline std::vector<Task> parseTaskList(const std::string& text) {
     auto task = parseTask(name);
     if (!task || *task == Task::Backbone)
       throw CLI::ValidationError("--task",
-                                 "unknown task '" + name + "' (pose, seg, normal, albedo, pointmap)");
+                                 "unknown task '" + name + "' (" + taskNames(headTasks(), ", ") + ")");
     tasks.push_back(*task);
   }
   return tasks;

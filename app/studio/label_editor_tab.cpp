@@ -459,7 +459,7 @@ void LabelEditorTab::setCanAddPicture(bool can) {
 
 void LabelEditorTab::chooseNewLabelSet() {
   QStringList tasks;
-  for (Task task : headTasksInRunOrder()) tasks << taskLabel(task);
+  for (Task task : trainableTasks()) tasks << taskLabel(task);
   bool ok = false;
   const QString chosen = QInputDialog::getItem(this, tr("New Label Set"), tr("Task"), tasks, 0, false, &ok);
   if (!ok) return;

@@ -28,6 +28,12 @@ const std::vector<ExportKindInfo>& exportKinds() {
         {ExportKind::DepthPng, ResultFile::Depth, "depth_png", "&Depth (PNG)...", "PNG image (*.png)"},
         {ExportKind::PointmapNpy, ResultFile::PointmapNpy, "pointmap_npy", "Pointmap (NPY)...",
          "NumPy array (*.npy)"},
+        {ExportKind::AlphaPng, ResultFile::Alpha, "alpha_png", "Alpha &Matte (16-bit PNG)...",
+         "PNG image (*.png)"},
+        {ExportKind::AlphaNpy, ResultFile::AlphaNpy, "alpha_npy", "Alpha Matte (NPY)...",
+         "NumPy array (*.npy)"},
+        {ExportKind::CutoutPng, ResultFile::Cutout, "cutout_png", "&Cut-out (RGBA PNG)...",
+         "PNG image (*.png)"},
         {ExportKind::PointmapExr, ResultFile::PointmapExr, "pointmap_exr", "Pointmap (&EXR)...",
          "OpenEXR image (*.exr)"},
     };

@@ -28,7 +28,10 @@ enum class ExportKind {
   AlbedoNpy,
   DepthPng,
   PointmapNpy,
-  PointmapExr,
+  AlphaPng,
+  AlphaNpy,
+  CutoutPng,
+  PointmapExr,  // last: left out where this build writes no EXR
 };
 
 struct ExportKindInfo {

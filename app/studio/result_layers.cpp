@@ -8,6 +8,7 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/export/map_png.h"
+#include "sapiens/export/matte_png.h"
 #include "sapiens/export/pixel_description.h"
 #include "sapiens/export/point_cloud.h"
 
@@ -35,8 +36,25 @@ cv::Mat withForegroundAlpha(const cv::Mat& bgr, const cv::Mat& foreground) {
   return bgra;
 }
 
+// The person over a grey checkerboard (16-pixel squares), as image editors show transparency: opaque BGRA.
+cv::Mat checkerboardCutout(const cv::Mat& bgr, const cv::Mat& alpha) {
+  const cv::Mat cutout = cutoutImage(bgr, alpha);
+  cv::Mat out(cutout.size(), CV_8UC4);
+  for (int y = 0; y < out.rows; ++y) {
+    const auto* c = cutout.ptr<cv::Vec4b>(y);
+    auto* o = out.ptr<cv::Vec4b>(y);
+    for (int x = 0; x < out.cols; ++x) {
+      const float k = c[x][3] / 255.0f;
+      const float square = ((x / 16 + y / 16) % 2) ? 200.0f : 150.0f;
+      for (int ch = 0; ch < 3; ++ch) o[x][ch] = cv::saturate_cast<uchar>(k * c[x][ch] + (1.0f - k) * square);
+      o[x][3] = 255;
+    }
+  }
+  return out;
+}
+
 // The picture of `layer` for the view's colour-map layer (empty when the task did not run).
-cv::Mat denseLayerImage(const FrameResult& result, DenseLayer layer) {
+cv::Mat denseLayerImage(const FrameResult& result, const cv::Mat& picture, DenseLayer layer) {
   const cv::Mat foreground = result.has(Task::Seg) ? result.segLabels : cv::Mat();
   switch (layer) {
     case DenseLayer::None:
@@ -54,6 +72,18 @@ cv::Mat denseLayerImage(const FrameResult& result, DenseLayer layer) {
         const auto range = foregroundDepthRange(result.pointmap, foreground);
         return withForegroundAlpha(depthImage(result.pointmap, foreground, range), foreground);
       }
+      break;
+    case DenseLayer::Alpha:
+      if (result.has(Task::Matting)) {
+        cv::Mat grey, bgr;
+        alphaImage16(result.alpha).convertTo(grey, CV_8U, 1.0 / 257.0);
+        cv::cvtColor(grey, bgr, cv::COLOR_GRAY2BGR);
+        return withForegroundAlpha(bgr, cv::Mat());
+      }
+      break;
+    case DenseLayer::Cutout:
+      if (result.has(Task::Matting) && picture.size() == result.alpha.size())
+        return checkerboardCutout(picture, result.alpha);
       break;
   }
   return {};
@@ -128,7 +158,8 @@ void ResultLayers::showDenseLayer() {
   }
   // A full-size colour picture of a float map: made in the background, like the point cloud.
   runInBackground(
-      *pool_, this, [layer, frame = *result_] { return denseLayerImage(frame, layer); },
+      *pool_, this,
+      [layer, frame = *result_, picture = picture_] { return denseLayerImage(frame, picture, layer); },
       [this, request](const cv::Mat& dense, const QString& error) {
         if (request != denseRequest_) return;
         if (!error.isEmpty()) {

@@ -96,6 +96,8 @@ TasksPanel::TasksPanel(QWidget* parent) : QWidget(parent) {
   dense_->addItem(tr("Normals"), int(DenseLayer::Normal));
   dense_->addItem(tr("Albedo"), int(DenseLayer::Albedo));
   dense_->addItem(tr("Depth"), int(DenseLayer::Depth));
+  dense_->addItem(tr("Alpha matte"), int(DenseLayer::Alpha));
+  dense_->addItem(tr("Cut-out"), int(DenseLayer::Cutout));
   denseOpacity_ = percentSlider(QStringLiteral("denseOpacitySlider"), 70);
   form->addRow(dense_, denseOpacity_);
   layout->addWidget(layers);

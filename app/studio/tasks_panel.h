@@ -21,7 +21,7 @@ class QSlider;
 namespace sapiens::studio {
 
 /// The dense map drawn through the view's colour-map layer.
-enum class DenseLayer { None, Normal, Albedo, Depth };
+enum class DenseLayer { None, Normal, Albedo, Depth, Alpha, Cutout };
 
 class TasksPanel : public QWidget {
   Q_OBJECT

@@ -53,7 +53,7 @@ class CliModelsTest : public QObject {
     QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
     const QJsonObject json = QJsonDocument::fromJson(r.out.toUtf8()).object();
     const QJsonArray list = json["checkpoints"].toArray();
-    QCOMPARE(list.size(), 22);
+    QCOMPARE(list.size(), 23);
     for (const auto& value : list) {
       const QJsonObject e = value.toObject();
       QCOMPARE(e["url"].toString(),

@@ -55,6 +55,7 @@ cv::Mat readNpyFloat(const QString& path) {
   const QString shapeText = header.section("'shape': (", 1).section(")", 0, 0);
   QList<int> shape;
   for (const QString& part : shapeText.split(",", Qt::SkipEmptyParts)) shape << part.trimmed().toInt();
+  if (shape.size() == 2) shape << 1;  // a single-channel map (alpha) is (H, W)
   if (shape.size() != 3) return {};
   cv::Mat m(shape[0], shape[1], CV_32FC(shape[2]));
   const qsizetype need = qsizetype(m.total() * m.elemSize());
@@ -189,6 +190,53 @@ class CliRunTest : public QObject {
     QVERIFY(lo >= 0.0 && hi <= 1.0);
 
     checkPly(stem, labels);
+  }
+
+  // `run --task matting` on the sample: the alpha matte as the official demo's float32 .npy, as a 16-bit
+  // PNG holding the same values, and the picture cut out with it (RGBA).
+  void mattingOnTheSampleWritesAlphaFiles() {
+    QTemporaryDir out;
+    const QString sample = QString::fromStdString(resource("samples/astronaut.png"));
+    auto r = runCli({"run", sample, "--output", out.path(), "--task", "matting", "--device", "cpu", "--dtype",
+                     "fp32", "--matting-model",
+                     QString::fromStdString(fixture("golden/matting/model.safetensors"))});
+    QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(describe(r)));
+    const QJsonObject manifest = readJson(out.path() + "/results.json");
+    const QJsonObject outputs = manifest["inputs"].toArray()[0].toObject()["outputs"].toObject();
+    for (const char* kind : {"alpha", "alpha_npy", "cutout"}) {
+      QVERIFY2(outputs.contains(kind), kind);
+      QVERIFY2(QFile::exists(outputs[kind].toString()), kind);
+    }
+    const QString stem = out.path() + "/astronaut";
+    const cv::Mat alpha = readNpyFloat(stem + ".alpha.npy");
+    QCOMPARE(alpha.type(), CV_32FC1);
+    QCOMPARE(alpha.cols, 512);
+    QCOMPARE(alpha.rows, 512);
+    double lo = 0, hi = 0;
+    cv::minMaxLoc(alpha, &lo, &hi);
+    QVERIFY2(lo >= 0.0 && hi <= 1.0 && hi > lo, qPrintable(QString("alpha in [%1, %2]").arg(lo).arg(hi)));
+
+    const cv::Mat png = cv::imread((stem + ".alpha.png").toStdString(), cv::IMREAD_UNCHANGED);
+    QCOMPARE(png.type(), CV_16UC1);
+    cv::Mat scaled;
+    alpha.convertTo(scaled, CV_32F, 65535.0);
+    cv::Mat pngFloat;
+    png.convertTo(pngFloat, CV_32F);
+    QVERIFY(cv::norm(scaled, pngFloat, cv::NORM_INF) <= 0.5001);
+
+    const cv::Mat cutout = cv::imread((stem + ".cutout.png").toStdString(), cv::IMREAD_UNCHANGED);
+    const cv::Mat picture = cv::imread(sample.toStdString(), cv::IMREAD_COLOR);
+    QCOMPARE(cutout.type(), CV_8UC4);
+    cv::Mat channels[4];
+    cv::split(cutout, channels);
+    cv::Mat colours;
+    cv::merge(channels, 3, colours);
+    QCOMPARE(cv::norm(colours, picture, cv::NORM_INF), 0.0);
+    cv::Mat alpha8;
+    alpha.convertTo(alpha8, CV_32F, 255.0);
+    cv::Mat cutoutAlpha;
+    channels[3].convertTo(cutoutAlpha, CV_32F);
+    QVERIFY(cv::norm(alpha8, cutoutAlpha, cv::NORM_INF) <= 0.5001);
   }
 
   void badPicturesAreReportedAndTheOthersComplete() {

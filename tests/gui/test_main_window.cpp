@@ -43,6 +43,7 @@
 #include <QTreeWidgetItem>
 #include <QUrl>
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -103,6 +104,21 @@ double drawnVersusSource(sapiens::widgets::ImageView& view, const cv::Mat& sourc
     }
   }
   return total / samples;
+}
+
+// The alpha layer is the matte in grey, opaque, at the picture's size.
+void checkAlphaLayer(const cv::Mat& layer, const cv::Mat& alpha) {
+  QCOMPARE(layer.type(), CV_8UC4);
+  QCOMPARE(layer.cols, alpha.cols);
+  QCOMPARE(layer.rows, alpha.rows);
+  for (const cv::Point at : {cv::Point(0, 0), cv::Point(alpha.cols / 2, alpha.rows / 2),
+                             cv::Point(alpha.cols - 1, alpha.rows - 1)}) {
+    const cv::Vec4b pixel = layer.at<cv::Vec4b>(at);
+    const int expected = int(std::lround(std::clamp(alpha.at<float>(at), 0.0f, 1.0f) * 255.0f));
+    QVERIFY2(std::abs(pixel[0] - expected) <= 1 && pixel[0] == pixel[1] && pixel[1] == pixel[2],
+             qPrintable(QStringLiteral("alpha %1 drawn as %2").arg(alpha.at<float>(at)).arg(pixel[0])));
+    QCOMPARE(int(pixel[3]), 255);
+  }
 }
 
 }  // namespace
@@ -196,10 +212,15 @@ class TestMainWindow : public QObject {
     QVERIFY(window.pointCloudView()->pointCount() > 0);
     auto* dense = window.findChild<QComboBox*>(QStringLiteral("denseLayerCombo"));
     QVERIFY(dense);
-    for (const QString& layer : {QStringLiteral("Normals"), QStringLiteral("Albedo")}) {
+    for (const QString& layer : {QStringLiteral("Normals"), QStringLiteral("Albedo"),
+                                 QStringLiteral("Alpha matte"), QStringLiteral("Cut-out")}) {
       QSignalSpy denseShown(&window, &MainWindow::denseLayerShown);
       dense->setCurrentIndex(dense->findText(layer));
       QVERIFY2(denseShown.wait(kLoadTimeoutMs), qPrintable(layer));
+      QVERIFY2(!window.imageView()->colorMapLayer().empty(), qPrintable(layer));
+      if (layer == QStringLiteral("Alpha matte"))
+        checkAlphaLayer(window.imageView()->colorMapLayer(), shown->alpha);
+      if (QTest::currentTestFailed()) return;
     }
   }
 

@@ -25,7 +25,8 @@ std::map<std::string, at::Tensor> readTensors(const std::string& path) {
   return tensors;
 }
 
-const char* const kFolders[] = {"backbone", "backbone_bf16", "pose", "seg", "normal", "albedo", "pointmap"};
+const char* const kFolders[] = {"backbone", "backbone_bf16", "pose",     "seg",
+                                "normal",   "albedo",        "pointmap", "matting"};
 
 }  // namespace
 

@@ -56,7 +56,7 @@ class TestModelZoo : public QObject {
  private Q_SLOTS:
   void catalogueListsEveryReleasedCheckpoint() {
     const auto& all = zoo::catalogue();
-    QCOMPARE(all.size(), std::size_t{22});
+    QCOMPARE(all.size(), std::size_t{23});
     std::set<std::string> ids;
     for (const zoo::Entry& e : all) {
       QVERIFY2(ids.insert(e.id).second, e.id.c_str());
@@ -75,6 +75,20 @@ class TestModelZoo : public QObject {
     QCOMPARE(zoo::find("pretrain-0.1b")->elements, std::int64_t{113993488});
     QCOMPARE(zoo::find("pretrain-1b-4k")->fileName, std::string("sapiens2_1b_4k_pretrain.safetensors"));
     QCOMPARE(zoo::find("pointmap-5b")->tensors, std::int64_t{988});
+    // Matting (1b only): the 1b backbone and the official config's MattingHead (upsample 768, 512, 256, 128;
+    // conv 64, 32, 16 of 3x3; 4 outputs), counted by hand.
+    const zoo::Entry* matting = zoo::find("matting-1b");
+    QVERIFY(matting);
+    QCOMPARE(matting->fileName, std::string("sapiens2_1b_matting.safetensors"));
+    QCOMPARE(matting->relativePath, std::string("matting/sapiens2_1b_matting.safetensors"));
+    const auto conv = [](std::int64_t in, std::int64_t out, std::int64_t k) {
+      return out * in * k * k + out;
+    };
+    const std::int64_t head = conv(1536, 1536, 3) + conv(1536, 4 * 768, 3) + conv(768, 4 * 512, 3) +
+                              conv(512, 4 * 256, 3) + conv(256, 4 * 128, 3) + conv(128, 64, 3) +
+                              conv(64, 32, 3) + conv(32, 16, 3) + conv(16, 4, 1);
+    QCOMPARE(matting->elements, zoo::find("pretrain-1b")->elements + head);
+    QVERIFY(zoo::find("matting-0.4b") == nullptr);
     QCOMPARE(zoo::downloadUrl(*pose, "https://huggingface.co"),
              std::string("https://huggingface.co/facebook/sapiens2-pose-0.4b/resolve/main/"
                          "sapiens2_0.4b_pose.safetensors"));

@@ -56,6 +56,7 @@ std::vector<std::string> describePixel(const FrameResult& result, int x, int y, 
     const cv::Vec3f n = result.normal.at<cv::Vec3f>(y, x);
     parts.push_back(fmt::format("normal {:.2f} {:.2f} {:.2f}", n[0], n[1], n[2]));
   }
+  if (result.has(Task::Matting)) parts.push_back(fmt::format("alpha {:.3f}", result.alpha.at<float>(y, x)));
   return parts;
 }
 

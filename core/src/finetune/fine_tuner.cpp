@@ -1,11 +1,11 @@
 #include "sapiens/finetune/fine_tuner.h"
 
 #include "adamw.h"
-#include "sapiens/common/log.h"
 #include "pipeline/preprocess.h"
+#include "sapiens/common/log.h"
 #include "sapiens/finetune/finetuned_model_file.h"
-#include "sapiens/model/model.h"
 #include "sapiens/model/compute_options.h"
+#include "sapiens/model/model.h"
 #include "sapiens/model/model_error.h"
 #include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/result/seg_classes.h"
@@ -432,6 +432,10 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
   s.baseCheckpoint = s.model.source();
   s.generator.seed(s.settings.seed);
   const Task task = s.model.task();
+  if (!isTrainable(task)) {
+    throw ModelRunError(fmt::format("{} is a {} model: fine-tuning does not train a {} head (yet)",
+                                    s.baseCheckpoint, taskName(task), taskName(task)));
+  }
   if (task != s.labels.task) {
     throw ModelRunError(fmt::format("{} is a {} model but the label set {} holds {} labels", s.baseCheckpoint,
                                     taskName(task), s.labels.folder, taskName(s.labels.task)));
@@ -656,6 +660,7 @@ MetricInfo FineTuner::metric() const {
     case Task::Pointmap:
       return {"depth AbsRel", false};
     case Task::Backbone:
+    case Task::Matting:
       break;
   }
   return {"", true};

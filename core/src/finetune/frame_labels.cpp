@@ -151,6 +151,7 @@ void writeLabelFile(const LabelSet& labels, const std::string& relative, const F
       writeNpy(labels.resolve(relative), frame.target);
       return;
     case Task::Backbone:
+    case Task::Matting:
       break;
   }
   throw LabelSetError(labels.folder, "a label set needs a task with a head");
@@ -197,6 +198,7 @@ FrameLabels readFrameLabels(const LabelSet& labels, std::size_t index) {
       frame.target = readTarget(required(entry.target, "target"), frame.image);
       break;
     case Task::Backbone:
+    case Task::Matting:
       break;
   }
   return frame;

@@ -90,6 +90,9 @@ LabelSet loadLabelSet(const std::string& folder) {
     const Cursor taskCursor = root["task"];
     const std::optional<Task> task = parseTask(taskCursor.string());
     if (!task || *task == Task::Backbone) taskCursor.fail("unknown task \"" + taskCursor.string() + "\"");
+    if (!isTrainable(*task))
+      taskCursor.fail(
+          fmt::format("fine-tuning does not train a {} head (yet): no label set for it", taskName(*task)));
     labels.task = *task;
     if (const auto classes = root.optional("classes")) {
       for (std::size_t i = 0; i < classes->arraySize(); ++i) {

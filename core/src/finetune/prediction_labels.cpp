@@ -67,6 +67,7 @@ PredictionLabels labelsFromPrediction(const LabelSet& labels, const cv::Mat& pic
                          .clone();
       break;
     case Task::Backbone:
+    case Task::Matting:  // not trainable: no label set holds matting labels
       out.use = PredictionUse::NoHead;
       return out;
   }

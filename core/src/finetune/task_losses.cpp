@@ -3,6 +3,7 @@
 #include "seg_loss.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -128,9 +129,10 @@ at::Tensor taskLoss(Task task, const ModelOutputs& outputs, const SampleTargets&
     case Task::Pointmap:
       return pointmapLoss(outputs.get("pointmap"), outputs.get("scale"), targets);
     case Task::Backbone:
+    case Task::Matting:
       break;
   }
-  throw std::invalid_argument("no training loss for a backbone-only model");
+  throw std::invalid_argument(fmt::format("no training loss for a {} model", taskName(task)));
 }
 
 void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t) {
@@ -191,6 +193,7 @@ void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t)
       return;
     }
     case Task::Backbone:
+    case Task::Matting:
       return;
   }
 }

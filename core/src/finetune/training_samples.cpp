@@ -334,6 +334,7 @@ std::vector<BuiltSample> buildSamples(const LabelSet& labels, std::size_t frameI
       builder.addDense();
       break;
     case Task::Backbone:
+    case Task::Matting:
       break;
   }
   return std::move(builder.samples);
@@ -384,6 +385,7 @@ void addStartingHeadTargets(Task task, const ModelOutputs& outputs, double weigh
       return;
     }
     case Task::Backbone:
+    case Task::Matting:
       return;
   }
 }

@@ -38,6 +38,7 @@ std::int64_t peakActivationBytes(const Architecture& arch, int batch, int height
     case Task::Normal:
     case Task::Albedo:
     case Task::Pointmap:
+    case Task::Matting:
       layer(ch, 1);
       for (int out : h.upsampleChannels) {
         layer(4 * std::int64_t{out}, 1);  // convolution to 4x the channels, then the pixel shuffle

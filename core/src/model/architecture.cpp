@@ -130,6 +130,14 @@ Architecture officialArchitecture(std::string_view size, Task task) {
   arch.task = task;
   arch.backbone = officialBackbone(size);
   if (task == Task::Backbone) return arch;
+  if (task == Task::Matting) {  // released at 1b only (2026-05-15): foreground RGB + alpha
+    if (size != "1b")
+      throw std::invalid_argument(fmt::format(
+          "no matting model was released for Sapiens2 {} (the matting model exists for 1b only)", size));
+    arch.head = denseHead({768, 512, 256, 128}, {64, 32, 16});
+    arch.head.outChannels = 4;
+    return arch;
+  }
   const bool released = size == "0.4b" || size == "0.8b" || size == "1b" || size == "5b";
   if (!released) {
     throw std::invalid_argument(
@@ -154,6 +162,8 @@ Architecture officialArchitecture(std::string_view size, Task task) {
     case Task::Albedo:
       arch.head = is5b ? denseHead({1536, 768, 512, 256}, {64, 32, 16})
                        : denseHead({768, 512, 256, 128}, {64, 32, 16});
+      break;
+    case Task::Matting:
       break;
     case Task::Pointmap:
       arch.head = is5b ? denseHead({1536, 768, 768, 768}, {128, 64, 32})
@@ -213,6 +223,28 @@ std::string describeOutputs(Task task, const HeadArch& head) {
     case Task::Albedo:
     case Task::Pointmap:
       return fmt::format("{} channels", head.outChannels);
+    case Task::Matting:
+      return head.outChannels == 4 ? "foreground RGB + alpha" : fmt::format("{} channels", head.outChannels);
+  }
+  return "";
+}
+
+std::string_view headOutputLayer(Task task) {
+  switch (task) {
+    case Task::Backbone:
+      return "";
+    case Task::Pose:
+      return "conv_pose";
+    case Task::Seg:
+      return "conv_seg";
+    case Task::Normal:
+      return "conv_normal";
+    case Task::Albedo:
+      return "conv_albedo";
+    case Task::Pointmap:
+      return "conv_pointmap";
+    case Task::Matting:
+      return "conv_matting";
   }
   return "";
 }
@@ -228,7 +260,8 @@ std::string describeHead(Task task, const HeadArch& head) {
                          joinInts(head.convKernels), describeOutputs(task, head));
     case Task::Normal:
     case Task::Albedo:
-    case Task::Pointmap: {
+    case Task::Pointmap:
+    case Task::Matting: {
       std::string text =
           fmt::format("upsample {}, conv {} k{}, {}{}", joinInts(head.upsampleChannels),
                       joinInts(head.convChannels), joinInts(head.convKernels), describeOutputs(task, head),

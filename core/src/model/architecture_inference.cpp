@@ -183,7 +183,7 @@ HeadArch inferHead(const ShapeLookup& s, Task task) {
       break;
     case Task::Pose:
     case Task::Seg: {
-      const std::string last = task == Task::Pose ? "conv_pose" : "conv_seg";
+      const std::string last(headOutputLayer(task));
       const int deconvs = (s.indexedCount("deconv_layers") + 2) / 3;
       for (int t = 0; t < deconvs; ++t) {
         const std::string layer = fmt::format("deconv_layers.{}", 3 * t);
@@ -200,9 +200,9 @@ HeadArch inferHead(const ShapeLookup& s, Task task) {
     }
     case Task::Normal:
     case Task::Albedo:
-    case Task::Pointmap: {
-      const std::string last =
-          task == Task::Normal ? "conv_normal" : (task == Task::Albedo ? "conv_albedo" : "conv_pointmap");
+    case Task::Pointmap:
+    case Task::Matting: {
+      const std::string last(headOutputLayer(task));
       const int blocks = s.indexedCount("upsample_blocks");
       for (int u = 0; u < blocks; ++u) {
         const std::string layer = fmt::format("upsample_blocks.{}.0", u);
@@ -248,11 +248,8 @@ Architecture inferArchitecture(const TensorShapes& shapes, const std::string& so
       bare = true;
     if (name.rfind(headPrefix, 0) == 0) {
       const std::string rest = name.substr(headPrefix.size());
-      if (rest.rfind("conv_pose.", 0) == 0) heads.insert(Task::Pose);
-      if (rest.rfind("conv_seg.", 0) == 0) heads.insert(Task::Seg);
-      if (rest.rfind("conv_normal.", 0) == 0) heads.insert(Task::Normal);
-      if (rest.rfind("conv_albedo.", 0) == 0) heads.insert(Task::Albedo);
-      if (rest.rfind("conv_pointmap.", 0) == 0) heads.insert(Task::Pointmap);
+      for (Task task : headTasks())
+        if (rest.rfind(std::string(headOutputLayer(task)) + ".", 0) == 0) heads.insert(task);
     }
   }
   if (!prefixed && !bare) {
@@ -277,7 +274,7 @@ Architecture inferArchitecture(const TensorShapes& shapes, const std::string& so
       return entry.first.rfind(headPrefix, 0) == 0;
     });
     fail(source, anyHead ? "its decode_head.* tensors match no known head (conv_pose, conv_seg, conv_normal, "
-                           "conv_albedo or conv_pointmap)"
+                           "conv_albedo, conv_pointmap or conv_matting)"
                          : "it has backbone.* tensors but no decode_head.* (a task file without its head)");
   }
   arch.backbone = inferBackbone(ShapeLookup(shapes, backbonePrefix(arch.task)), source);

@@ -93,10 +93,11 @@ Architecture demoArchitecture(Task task) {
     case Task::Normal:
     case Task::Albedo:
     case Task::Pointmap:
+    case Task::Matting:
       h.upsampleChannels = {32, 16, 8, 8};
       h.convChannels = {8, 8, 8};
       h.convKernels = {3, 3, 3};
-      h.outChannels = 3;
+      h.outChannels = task == Task::Matting ? 4 : 3;
       if (task == Task::Pointmap) {
         // Three stride-2 convolutions take the 64 x 48 grid to 8 x 6: 16 channels x 48 cells = 768.
         h.scaleConvChannels = {64, 32, 16};

@@ -73,7 +73,8 @@ FlopCount forwardFlops(const Architecture& arch, int batch, int height, int widt
       break;
     case Task::Normal:
     case Task::Albedo:
-    case Task::Pointmap: {
+    case Task::Pointmap:
+    case Task::Matting: {
       addLayer(conv(hh, ww, ch, ch, 3));    // input_conv
       for (int out : h.upsampleChannels) {  // conv3x3 to 4*out, then pixel shuffle
         addLayer(conv(hh, ww, ch, 4.0 * out, 3));

@@ -98,6 +98,9 @@ void runHead(const ParameterAccess& p, Task task, const HeadArch& head, const at
       out.add("pointmap", conv2d(denseStack(p, head, featmap, false), p, "conv_pointmap"));
       out.add("scale", pointmapScale(p, head, featmap));
       return;
+    case Task::Matting:  // foreground RGB (premultiplied) + alpha, already in [0, 1]
+      out.add("matting", at::sigmoid(conv2d(denseStack(p, head, featmap, false), p, "conv_matting")));
+      return;
   }
 }
 

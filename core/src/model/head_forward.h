@@ -10,7 +10,7 @@
 namespace sapiens::detail {
 
 /// `p` resolves keys under "decode_head.". Adds the head's named outputs (pose_heatmaps, seg_logits,
-/// normal, albedo, or pointmap + scale) to `out`.
+/// normal, albedo, matting, or pointmap + scale) to `out`.
 void runHead(const ParameterAccess& p, Task task, const HeadArch& head, const at::Tensor& featmap,
              ModelOutputs& out);
 

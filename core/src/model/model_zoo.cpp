@@ -54,6 +54,7 @@ const std::vector<Entry>& catalogue() {
       list.push_back(makeEntry(Task::Backbone, size));
     for (Task task : {Task::Pose, Task::Seg, Task::Normal, Task::Pointmap})
       for (const char* size : {"0.4b", "0.8b", "1b", "5b"}) list.push_back(makeEntry(task, size));
+    list.push_back(makeEntry(Task::Matting, "1b"));  // released later, at 1b only
     return list;
   }();
   return entries;

@@ -135,6 +135,9 @@ void addHead(LayoutBuilder& b, Task task, const HeadArch& head, std::int64_t emb
     case Task::Albedo:
       b.conv(p + "conv_albedo", head.outChannels, addDenseStack(b, p, head, embedDim, true), 1);
       return;
+    case Task::Matting:
+      b.conv(p + "conv_matting", head.outChannels, addDenseStack(b, p, head, embedDim, false), 1);
+      return;
     case Task::Pointmap: {
       const std::int64_t last = addDenseStack(b, p, head, embedDim, false);
       std::int64_t in = embedDim;

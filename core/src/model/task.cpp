@@ -19,8 +19,19 @@ std::string_view taskName(Task task) {
       return "albedo";
     case Task::Pointmap:
       return "pointmap";
+    case Task::Matting:
+      return "matting";
   }
   return "unknown";
+}
+
+std::string taskNames(const std::vector<Task>& tasks, std::string_view separator) {
+  std::string text;
+  for (Task task : tasks) {
+    if (!text.empty()) text += separator;
+    text += taskName(task);
+  }
+  return text;
 }
 
 std::optional<Task> parseTask(std::string_view text) {
@@ -35,8 +46,8 @@ std::optional<Task> parseTask(std::string_view text) {
 }
 
 const std::vector<Task>& allTasks() {
-  static const std::vector<Task> tasks = {Task::Backbone, Task::Pose,   Task::Seg,
-                                          Task::Normal,   Task::Albedo, Task::Pointmap};
+  static const std::vector<Task> tasks = {Task::Backbone, Task::Pose,     Task::Seg,    Task::Normal,
+                                          Task::Albedo,   Task::Pointmap, Task::Matting};
   return tasks;
 }
 
@@ -52,6 +63,20 @@ const std::vector<Task>& headTasksInRunOrder() {
     return ordered;
   }();
   return tasks;
+}
+
+const std::vector<Task>& trainableTasks() {
+  static const std::vector<Task> tasks = [] {
+    std::vector<Task> trainable;
+    for (Task task : headTasksInRunOrder())
+      if (task != Task::Matting) trainable.push_back(task);
+    return trainable;
+  }();
+  return tasks;
+}
+
+bool isTrainable(Task task) {
+  return std::find(trainableTasks().begin(), trainableTasks().end(), task) != trainableTasks().end();
 }
 
 }  // namespace sapiens

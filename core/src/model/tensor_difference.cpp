@@ -34,7 +34,7 @@ std::optional<ParityTolerance> parityTolerance(std::string_view name) {
   if (name == "block0_out") return ParityTolerance{1e-4, 1e-5};
   static const char* later[] = {"gqa_block_in",     "gqa_block_out", "last_block_out", "backbone_out",
                                 "backbone_featmap", "pose_heatmaps", "seg_logits",     "normal",
-                                "albedo",           "pointmap",      "scale"};
+                                "albedo",           "pointmap",      "scale",          "matting"};
   for (const char* candidate : later) {
     if (name == candidate) return ParityTolerance{2e-3, 2e-4};
   }

@@ -106,6 +106,23 @@ std::vector<cv::Mat> segLabelsOf(const Model& model, const std::vector<cv::Mat>&
   return labels;
 }
 
+std::vector<Matte> mattesOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
+                            std::vector<OutputCheck>& checks) {
+  requireTask(model, Task::Matting, "estimateMatte");
+  const at::Tensor input = inputBatch(images, inputSize, [&](std::size_t, const cv::Mat& bgr) {
+    return stretchToInput(bgr, inputSize, StretchEnlarge::Linear);
+  });
+  const at::Tensor mattes = model.forward(input).get("matting");
+  std::vector<Matte> out;
+  checks.clear();
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const at::Tensor item = batchItem(mattes, static_cast<std::int64_t>(i));
+    checks.push_back(checkOutput(item));
+    out.push_back(matteImage(item, sizeOf(images[i])));
+  }
+  return out;
+}
+
 // Letterboxes every picture and runs the model once; `images` and `letterboxes` correspond.
 ModelOutputs letterboxedForward(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
                                 std::vector<Letterbox>& letterboxes) {
@@ -206,6 +223,11 @@ PointmapEstimate estimatePointmap(const Model& model, const cv::Mat& bgr, InputS
   return pointmapsOf(model, {bgr}, inputSize, checks).front();
 }
 
+Matte estimateMatte(const Model& model, const cv::Mat& bgr, InputSize inputSize) {
+  std::vector<OutputCheck> checks;
+  return mattesOf(model, {bgr}, inputSize, checks).front();
+}
+
 void analyzeImages(const Model& model, const std::vector<cv::Mat>& images,
                    const std::vector<FrameResult*>& frames, const AnalysisOptions& options,
                    const std::vector<std::vector<BoundingBox>>& personBoxes) {
@@ -262,6 +284,15 @@ void analyzeImages(const Model& model, const std::vector<cv::Mat>& images,
         frames[i]->pointmap = estimates[i].metric;
         frames[i]->pointmapScale = estimates[i].scale;
         frames[i]->intrinsics = estimates[i].intrinsics;
+      }
+      break;
+    }
+    case Task::Matting: {
+      const auto mattes = mattesOf(model, images, options.inputSize, checks);
+      for (std::size_t i = 0; i < images.size(); ++i) {
+        if (!accept(i)) continue;
+        frames[i]->alpha = mattes[i].alpha;
+        frames[i]->foreground = mattes[i].foreground;
       }
       break;
     }

@@ -50,6 +50,10 @@ struct PointmapEstimate {
 /// Letterbox, forward, metric pointmap at the picture's size and the implied intrinsics.
 PointmapEstimate estimatePointmap(const Model& model, const cv::Mat& bgr, InputSize inputSize = {});
 
+/// Stretch to the input (enlarging bilinearly), forward, alpha and premultiplied foreground at the
+/// picture's size.
+Matte estimateMatte(const Model& model, const cv::Mat& bgr, InputSize inputSize = {});
+
 struct AnalysisOptions {
   InputSize inputSize;  ///< for every task except pose, which uses pose.inputSize
   PoseOptions pose;

@@ -246,6 +246,23 @@ cv::Mat normalImage(const at::Tensor& normals, const Padding& padding, cv::Size 
   return toImageMat(unitNormalsInPlace(resampled));
 }
 
+Matte matteImage(const at::Tensor& matting, cv::Size imageSize) {
+  requireSingleMap(matting, "matteImage");
+  const std::int64_t channels = matting.size(1);
+  if (channels != 1 && channels != 4) {
+    throw std::invalid_argument(fmt::format(
+        "matteImage: a matting output has 4 channels (foreground RGB, alpha) or 1 (alpha), got {}",
+        shapeText(matting)));
+  }
+  const at::Tensor resized = resizeBilinear(matting, imageSize).clamp_(0.0, 1.0);
+  Matte matte;
+  matte.alpha = cv::Mat(imageSize, CV_32FC1);
+  at::from_blob(matte.alpha.data, {imageSize.height, imageSize.width}, at::TensorOptions().dtype(at::kFloat))
+      .copy_(resized[0][channels - 1]);
+  if (channels == 4) matte.foreground = toImageMat(resized.narrow(1, 0, 3));
+  return matte;
+}
+
 cv::Mat albedoImage(const at::Tensor& albedo, const Padding& padding, cv::Size imageSize) {
   requireSingleMap(albedo, "albedoImage", 3);
   return toImageMat(resizeBilinear(cropPadding(albedo.to(at::kFloat).clamp(0.0, 1.0), padding), imageSize));

@@ -34,6 +34,18 @@ struct SegResult {
 /// classes (labels are 8-bit).
 SegResult segLabels(const at::Tensor& logits, cv::Size imageSize, bool withProbabilities = false);
 
+// --- matting --------------------------------------------------------------------------------------
+
+struct Matte {
+  cv::Mat alpha;       ///< CV_32FC1 in [0, 1]
+  cv::Mat foreground;  ///< CV_32FC3 RGB in [0, 1], premultiplied by alpha; empty for an alpha-only head
+};
+
+/// A stretched matting output (1, C, h, w) back to the picture, as the official demo does: bilinear resize
+/// (align_corners false) of all channels, clipped to [0, 1]; alpha is the last channel, the premultiplied
+/// foreground RGB the first three when C is 4. Throws std::invalid_argument for another channel count.
+Matte matteImage(const at::Tensor& matting, cv::Size imageSize);
+
 // --- letterboxed dense tasks ---------------------------------------------------------------------
 
 /// n / max(||n||, 1e-8) over the channel dimension, on the tensor's device.

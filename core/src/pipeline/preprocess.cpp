@@ -79,10 +79,12 @@ at::Tensor normalizeImage(const cv::Mat& bgr) {
   return input;
 }
 
-cv::Mat stretchToInput(const cv::Mat& bgr, InputSize size) {
+cv::Mat stretchToInput(const cv::Mat& bgr, InputSize size, StretchEnlarge enlarge) {
   requireBgr8(bgr, "stretchToInput");
   requireInputSize(size, "stretchToInput");
-  const int interpolation = size.width < bgr.cols ? cv::INTER_AREA : cv::INTER_CUBIC;
+  const int interpolation = size.width < bgr.cols               ? cv::INTER_AREA
+                            : enlarge == StretchEnlarge::Linear ? cv::INTER_LINEAR
+                                                                : cv::INTER_CUBIC;
   cv::Mat resized;
   cv::resize(bgr, resized, cv::Size(size.width, size.height), 0, 0, interpolation);
   return resized;

@@ -26,9 +26,12 @@ at::Tensor normalizeImage(const cv::Mat& bgr);
 /// H and W equal the image's.
 void normalizeImageInto(const cv::Mat& bgr, const at::Tensor& batch, std::int64_t index);
 
-/// Segmentation: resize to the input size ignoring the aspect ratio. INTER_AREA when the input is
-/// narrower than the image, else INTER_CUBIC (the official rule looks at the width only).
-cv::Mat stretchToInput(const cv::Mat& bgr, InputSize size);
+/// How a stretch enlarges: the official seg resize uses INTER_CUBIC, the matting one INTER_LINEAR.
+enum class StretchEnlarge { Cubic, Linear };
+
+/// Segmentation and matting: resize to the input size ignoring the aspect ratio. INTER_AREA when the
+/// input is narrower than the image, else `enlarge` (the official rules look at the width only).
+cv::Mat stretchToInput(const cv::Mat& bgr, InputSize size, StretchEnlarge enlarge = StretchEnlarge::Cubic);
 
 /// Black borders added around the resized picture, in input pixels.
 struct Padding {

@@ -25,13 +25,15 @@ bool FrameResult::has(Task task) const {
       return !albedo.empty();
     case Task::Pointmap:
       return !pointmap.empty();
+    case Task::Matting:
+      return !alpha.empty();
   }
   return false;
 }
 
 std::size_t FrameResult::bytes() const {
   std::size_t total = 0;
-  for (const cv::Mat* map : {&segLabels, &normal, &albedo, &pointmap})
+  for (const cv::Mat* map : {&segLabels, &normal, &albedo, &pointmap, &alpha, &foreground})
     total += map->total() * map->elemSize();
   for (const PoseInstance& pose : poses)
     total += sizeof(PoseInstance) + pose.keypoints.size() * sizeof(pose.keypoints[0]) +

@@ -311,7 +311,7 @@ BatchSummary runBatch(const BatchRunOptions& options, const BatchCallbacks& call
   const auto started = std::chrono::steady_clock::now();
   BatchSummary summary;
   if (options.models.tasks.empty())
-    throw std::invalid_argument("no task chosen (pose, seg, normal, albedo, pointmap)");
+    throw std::invalid_argument("no task chosen (" + taskNames(headTasks(), ", ") + ")");
   detail::createOutputFolder(options.outputDir);
 
   LoadedTaskModels loaded = loadTaskModels(options.models);

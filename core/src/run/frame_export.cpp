@@ -5,6 +5,7 @@
 #include "sapiens/export/image_file.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/export/mask_png.h"
+#include "sapiens/export/matte_png.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/export/overlay.h"
 #include "sapiens/export/point_cloud.h"
@@ -86,6 +87,12 @@ void writeOne(ResultFile file, const std::string& path, const FrameResult& frame
       cloudOptions.withFaces = options.plyFaces;
       return writePly(path, buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding, note);
     }
+    case ResultFile::Alpha:
+      return writeAlphaPng(path, frame.alpha, note);
+    case ResultFile::AlphaNpy:
+      return writeNpy(path, frame.alpha);
+    case ResultFile::Cutout:
+      return writeCutoutPng(path, bgr, frame.alpha, note);
     case ResultFile::PoseOverlay: {
       cv::Mat overlay = drawOnPicture && drawableInPlace(bgr) ? bgr : bgr.clone();
       drawPoses(overlay, frame.poses, keypoints308(),
@@ -166,6 +173,9 @@ const std::vector<ResultFileInfo>& resultFiles() {
       {ResultFile::Depth, Task::Pointmap, "depth", ".depth.png"},
       {ResultFile::PointmapExr, Task::Pointmap, "pointmap_exr", ".pointmap.exr"},
       {ResultFile::Ply, Task::Pointmap, "ply", ".ply"},
+      {ResultFile::Alpha, Task::Matting, "alpha", ".alpha.png"},
+      {ResultFile::AlphaNpy, Task::Matting, "alpha_npy", ".alpha.npy"},
+      {ResultFile::Cutout, Task::Matting, "cutout", ".cutout.png"},
       {ResultFile::PoseOverlay, Task::Pose, "pose_overlay", ".pose_overlay.png"},
   };
   return files;
@@ -203,6 +213,7 @@ cv::Mat annotatedPicture(const FrameResult& frame, const cv::Mat& bgr, float key
     if (frame.has(Task::Albedo)) return albedoImage(frame.albedo, foreground);
     if (frame.has(Task::Pointmap))
       return depthImage(frame.pointmap, foreground, foregroundDepthRange(frame.pointmap, foreground));
+    if (frame.has(Task::Matting)) return mattingComposite(bgr, frame.alpha, frame.foreground);
     return bgr.clone();
   }
   cv::Mat picture = frame.has(Task::Seg) ? segmentationOverlay(bgr, frame.segLabels, seg29()) : bgr.clone();

@@ -56,7 +56,7 @@ struct HeadArch {
   std::vector<int> convChannels;
   std::vector<int> convKernels;
   std::vector<int> upsampleChannels;
-  int outChannels = 0;                 ///< keypoints (pose), classes (seg), 3 (dense heads)
+  int outChannels = 0;  ///< keypoints (pose), classes (seg), 3 (dense heads), 4 or 1 (matting: RGB + alpha)
   std::vector<int> scaleConvChannels;  ///< pointmap scale branch, stride-2 convolutions
   std::vector<int> scaleConvKernels;
   std::vector<int> scaleMlp;  ///< widths including the flattened input, e.g. {6144, 512, 128, 1}
@@ -92,6 +92,10 @@ std::optional<std::string> officialName(const Architecture& arch);
 std::string describeBackbone(const BackboneArch& backbone);
 /// e.g. "deconv [1024, 768] k[4, 4], conv [512, 512, 256] k[1, 1, 1], 308 keypoints".
 std::string describeHead(Task task, const HeadArch& head);
+/// The head's last layer, under "decode_head.": "conv_pose", "conv_seg", "conv_normal", "conv_albedo",
+/// "conv_pointmap", "conv_matting" ("" for the backbone). Its presence tells a checkpoint's task.
+std::string_view headOutputLayer(Task task);
+
 /// "308 keypoints", "29 classes", "3 channels" or "" for the backbone.
 std::string describeOutputs(Task task, const HeadArch& head);
 

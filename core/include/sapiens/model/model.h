@@ -39,7 +39,7 @@ struct ForwardOptions {
 
 /// Named forward results, in the order they were produced. Names as in the golden io.safetensors:
 /// backbone_out, backbone_featmap (backbone models), pose_heatmaps, seg_logits, normal, albedo, pointmap,
-/// scale, and the intermediates.
+/// scale, matting (B x 4 x H x W: premultiplied foreground RGB, then alpha), and the intermediates.
 class ModelOutputs {
  public:
   void add(std::string name, at::Tensor tensor);

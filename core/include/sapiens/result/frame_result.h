@@ -48,10 +48,12 @@ struct FrameResult {
   int height = 0;
 
   std::vector<PoseInstance> poses;  ///< empty when pose did not run
-  cv::Mat segLabels;  ///< CV_8UC1 class index 0..28 (0 = background); empty when seg did not run
-  cv::Mat normal;     ///< CV_32FC3 unit vectors (x, y, z), camera frame
-  cv::Mat albedo;     ///< CV_32FC3 RGB in [0, 1]
-  cv::Mat pointmap;   ///< CV_32FC3 metric (X, Y, Z) = canonical / scale
+  cv::Mat segLabels;   ///< CV_8UC1 class index 0..28 (0 = background); empty when seg did not run
+  cv::Mat normal;      ///< CV_32FC3 unit vectors (x, y, z), camera frame
+  cv::Mat albedo;      ///< CV_32FC3 RGB in [0, 1]
+  cv::Mat pointmap;    ///< CV_32FC3 metric (X, Y, Z) = canonical / scale
+  cv::Mat alpha;       ///< CV_32FC1 in [0, 1]: how much of each pixel is the person (matting)
+  cv::Mat foreground;  ///< CV_32FC3 RGB in [0, 1] premultiplied by alpha (matting; empty: alpha-only head)
   std::optional<float> pointmapScale;
   std::optional<Intrinsics> intrinsics;
 

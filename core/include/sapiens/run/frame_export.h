@@ -1,7 +1,8 @@
 #pragma once
 // Every result of one picture (or video frame) written next to a stem, through the core exporters:
 // STEM.seg.png, STEM.seg_overlay.png, STEM.pose.json, STEM.pose.coco.json, STEM.pose_overlay.png,
-// STEM.normal.png/.npy, STEM.albedo.png/.npy, STEM.pointmap.npy (+ .exr), STEM.depth.png, STEM.ply.
+// STEM.normal.png/.npy, STEM.albedo.png/.npy, STEM.pointmap.npy (+ .exr), STEM.depth.png, STEM.ply,
+// STEM.alpha.png/.npy, STEM.cutout.png.
 
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/ply.h"
@@ -44,6 +45,9 @@ enum class ResultFile {
   Depth,        ///< depth PNG (turbo colour map)
   PointmapExr,  ///< float32 metric pointmap (where this build writes EXR)
   Ply,          ///< binary point cloud (faces with plyFaces)
+  Alpha,        ///< 16-bit alpha matte PNG
+  AlphaNpy,     ///< float32 alpha in [0, 1], as the official matting demo writes it
+  Cutout,       ///< the picture with the alpha matte as its alpha channel (RGBA PNG)
   PoseOverlay,  ///< skeletons and boxes drawn over the picture
 };
 
@@ -66,7 +70,8 @@ void writeResultFile(ResultFile file, const std::string& path, const FrameResult
 
 /// Writes the files (atomically, folders created) and returns them by kind: "seg", "seg_overlay", "pose",
 /// "pose_coco", "pose_overlay", "normal", "normal_npy", "albedo", "albedo_npy", "pointmap_npy",
-/// "pointmap_exr", "depth", "ply". `imageName` goes into the keypoint files. Throws on a write error.
+/// "pointmap_exr", "depth", "ply", "alpha", "alpha_npy", "cutout". `imageName` goes into the keypoint files.
+/// Throws on a write error.
 std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
                                                const std::string& stem, const std::string& imageName,
                                                const FrameExportOptions& options);
@@ -80,8 +85,8 @@ std::map<std::string, std::string> exportFrameConsumingPicture(const FrameResult
                                                                const FrameExportOptions& options);
 
 /// The picture with its results drawn over it, as the annotated video shows it: the part mask blended,
-/// then the people's skeletons and boxes. With neither seg nor pose, the first of normal, albedo and depth
-/// as a picture; with nothing, the picture itself.
+/// then the people's skeletons and boxes. With neither seg nor pose, the first of normal, albedo, depth and
+/// the matting composite as a picture; with nothing, the picture itself.
 cv::Mat annotatedPicture(const FrameResult& frame, const cv::Mat& bgr, float keypointThreshold);
 
 }  // namespace sapiens
