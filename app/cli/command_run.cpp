@@ -48,6 +48,7 @@ struct RunArgs {
   std::string boxFile;
   std::string ply = "binary";
   bool plyFaces = false;
+  bool glb = false;
   bool noOverlay = false;
   // Videos and cameras
   std::string camera;
@@ -224,6 +225,7 @@ int runRun(const RunArgs& a) {
   }
   options.exports.plyEncoding = a.ply == "ascii" ? PlyEncoding::Ascii : PlyEncoding::BinaryLittleEndian;
   options.exports.plyFaces = a.plyFaces;
+  options.exports.glb = a.glb;
   options.exports.overlays = !a.noOverlay;
 
   onStopSignals([](int) { interrupted = true; });
@@ -327,6 +329,7 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
       ->check(CLI::IsMember({"binary", "ascii"}))
       ->capture_default_str();
   sub->add_flag("--ply-faces", a->plyFaces, "Add grid-mesh faces to the PLY (broken at depth jumps)");
+  sub->add_flag("--glb", a->glb, "Also write the pointmap's mesh as binary glTF, STEM.glb (vertex colours)");
   sub->add_flag("--no-overlay", a->noOverlay, "Do not write overlay pictures");
   return [a] { return runRun(*a); };
 });

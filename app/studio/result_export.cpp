@@ -28,6 +28,7 @@ const std::vector<ExportKindInfo>& exportKinds() {
         {ExportKind::DepthPng, ResultFile::Depth, "depth_png", "&Depth (PNG)...", "PNG image (*.png)"},
         {ExportKind::PointmapNpy, ResultFile::PointmapNpy, "pointmap_npy", "Pointmap (NPY)...",
          "NumPy array (*.npy)"},
+        {ExportKind::MeshGlb, ResultFile::Glb, "glb", "&Mesh (GLB)...", "Binary glTF (*.glb)"},
         {ExportKind::AlphaPng, ResultFile::Alpha, "alpha_png", "Alpha &Matte (16-bit PNG)...",
          "PNG image (*.png)"},
         {ExportKind::AlphaNpy, ResultFile::AlphaNpy, "alpha_npy", "Alpha Matte (NPY)...",

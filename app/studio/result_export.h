@@ -28,6 +28,7 @@ enum class ExportKind {
   AlbedoNpy,
   DepthPng,
   PointmapNpy,
+  MeshGlb,
   AlphaPng,
   AlphaNpy,
   CutoutPng,

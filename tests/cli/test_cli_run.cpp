@@ -153,7 +153,8 @@ class CliRunTest : public QObject {
     QStringList args{"run",      QString::fromStdString(resource("samples/astronaut.png")),
                      "--output", out.path(),
                      "--task",   "pose,seg,normal,albedo,pointmap",
-                     "--device", "cpu"};
+                     "--device", "cpu",
+                     "--glb"};
     auto r = runCli(args + allFixtureModels());
     QVERIFY2(!r.crashed, qPrintable(r.err));
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
@@ -165,7 +166,7 @@ class CliRunTest : public QObject {
     QCOMPARE(manifest["models"].toArray().size(), 5);
     const QJsonObject outputs = manifest["inputs"].toArray()[0].toObject()["outputs"].toObject();
     for (const char* kind : {"seg", "seg_overlay", "pose", "pose_overlay", "normal", "normal_npy", "albedo",
-                             "albedo_npy", "pointmap_npy", "depth", "ply"}) {
+                             "albedo_npy", "pointmap_npy", "depth", "ply", "glb"}) {
       QVERIFY2(outputs.contains(kind), kind);
       QVERIFY2(QFile::exists(outputs[kind].toString()), kind);
     }

@@ -2,6 +2,7 @@
 
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/export/exr.h"
+#include "sapiens/export/glb.h"
 #include "sapiens/export/image_file.h"
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/export/mask_png.h"
@@ -87,6 +88,11 @@ void writeOne(ResultFile file, const std::string& path, const FrameResult& frame
       cloudOptions.withFaces = options.plyFaces;
       return writePly(path, buildPointCloud(frame, bgr, cloudOptions), options.plyEncoding, note);
     }
+    case ResultFile::Glb: {
+      PointCloudOptions meshOptions;
+      meshOptions.withFaces = true;
+      return writeGlb(path, buildPointCloud(frame, bgr, meshOptions), note);
+    }
     case ResultFile::Alpha:
       return writeAlphaPng(path, frame.alpha, note);
     case ResultFile::AlphaNpy:
@@ -115,6 +121,8 @@ bool exported(const ResultFileInfo& info, const FrameResult& frame, const FrameE
       return options.poseFiles && options.overlays;
     case ResultFile::PointmapExr:
       return exrWritingSupported();
+    case ResultFile::Glb:
+      return options.glb;
     default:
       return true;
   }
@@ -173,6 +181,7 @@ const std::vector<ResultFileInfo>& resultFiles() {
       {ResultFile::Depth, Task::Pointmap, "depth", ".depth.png"},
       {ResultFile::PointmapExr, Task::Pointmap, "pointmap_exr", ".pointmap.exr"},
       {ResultFile::Ply, Task::Pointmap, "ply", ".ply"},
+      {ResultFile::Glb, Task::Pointmap, "glb", ".glb"},
       {ResultFile::Alpha, Task::Matting, "alpha", ".alpha.png"},
       {ResultFile::AlphaNpy, Task::Matting, "alpha_npy", ".alpha.npy"},
       {ResultFile::Cutout, Task::Matting, "cutout", ".cutout.png"},

@@ -1,7 +1,7 @@
 #pragma once
 // Every result of one picture (or video frame) written next to a stem, through the core exporters:
 // STEM.seg.png, STEM.seg_overlay.png, STEM.pose.json, STEM.pose.coco.json, STEM.pose_overlay.png,
-// STEM.normal.png/.npy, STEM.albedo.png/.npy, STEM.pointmap.npy (+ .exr), STEM.depth.png, STEM.ply,
+// STEM.normal.png/.npy, STEM.albedo.png/.npy, STEM.pointmap.npy (+ .exr), STEM.depth.png, STEM.ply (+ .glb),
 // STEM.alpha.png/.npy, STEM.cutout.png.
 
 #include "sapiens/export/map_png.h"
@@ -24,6 +24,7 @@ struct FrameExportOptions {
   float keypointThreshold = kDefaultKeypointThreshold;
   PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
   bool plyFaces = false;
+  bool glb = false;  ///< STEM.glb, the pointmap's mesh as binary glTF
   std::optional<DepthRange> depthRange;  ///< of the depth picture; default: the frame's own
   /// Tasks whose model was untrained demo weights: their files say so wherever the format has room
   /// (demo::kNotice as a PNG text chunk, a PLY comment, the keypoints JSON "note").
@@ -45,6 +46,7 @@ enum class ResultFile {
   Depth,        ///< depth PNG (turbo colour map)
   PointmapExr,  ///< float32 metric pointmap (where this build writes EXR)
   Ply,          ///< binary point cloud (faces with plyFaces)
+  Glb,          ///< the pointmap's mesh as binary glTF (with FrameExportOptions::glb)
   Alpha,        ///< 16-bit alpha matte PNG
   AlphaNpy,     ///< float32 alpha in [0, 1], as the official matting demo writes it
   Cutout,       ///< the picture with the alpha matte as its alpha channel (RGBA PNG)
@@ -70,7 +72,7 @@ void writeResultFile(ResultFile file, const std::string& path, const FrameResult
 
 /// Writes the files (atomically, folders created) and returns them by kind: "seg", "seg_overlay", "pose",
 /// "pose_coco", "pose_overlay", "normal", "normal_npy", "albedo", "albedo_npy", "pointmap_npy",
-/// "pointmap_exr", "depth", "ply", "alpha", "alpha_npy", "cutout". `imageName` goes into the keypoint files.
+/// "pointmap_exr", "depth", "ply", "glb", "alpha", "alpha_npy", "cutout". `imageName` goes into the keypoint files.
 /// Throws on a write error.
 std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
                                                const std::string& stem, const std::string& imageName,
