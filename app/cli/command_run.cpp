@@ -29,6 +29,20 @@ namespace {
 
 std::atomic<bool> interrupted{false};
 
+// "coco17,openpose" -> the formats. Throws CLI::ValidationError (exit code 2) on an unknown name.
+std::vector<KeypointFormat> keypointFormatList(const std::string& text) {
+  std::vector<KeypointFormat> formats;
+  std::stringstream in(text);
+  for (std::string name; std::getline(in, name, ',');) {
+    const auto format = parseKeypointFormat(name);
+    if (!format)
+      throw CLI::ValidationError("--keypoint-format",
+                                 "unknown keypoint format '" + name + "' (coco17, wholebody, openpose)");
+    formats.push_back(*format);
+  }
+  return formats;
+}
+
 struct RunArgs {
   std::vector<std::string> inputs;
   std::string tasks = "pose,seg,normal,albedo,pointmap";
@@ -49,6 +63,7 @@ struct RunArgs {
   std::string ply = "binary";
   bool plyFaces = false;
   bool glb = false;
+  std::string keypointFormats;
   bool noOverlay = false;
   // Videos and cameras
   std::string camera;
@@ -226,6 +241,7 @@ int runRun(const RunArgs& a) {
   options.exports.plyEncoding = a.ply == "ascii" ? PlyEncoding::Ascii : PlyEncoding::BinaryLittleEndian;
   options.exports.plyFaces = a.plyFaces;
   options.exports.glb = a.glb;
+  options.exports.keypointFormats = keypointFormatList(a.keypointFormats);
   options.exports.overlays = !a.noOverlay;
 
   onStopSignals([](int) { interrupted = true; });
@@ -329,6 +345,10 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
       ->check(CLI::IsMember({"binary", "ascii"}))
       ->capture_default_str();
   sub->add_flag("--ply-faces", a->plyFaces, "Add grid-mesh faces to the PLY (broken at depth jumps)");
+  sub->add_option(
+      "--keypoint-format", a->keypointFormats,
+      "Pose also as other layouts, comma-separated: coco17, wholebody (COCO-WholeBody-133), openpose "
+      "(BODY_25 + hands + face)");
   sub->add_flag("--glb", a->glb, "Also write the pointmap's mesh as binary glTF, STEM.glb (vertex colours)");
   sub->add_flag("--no-overlay", a->noOverlay, "Do not write overlay pictures");
   return [a] { return runRun(*a); };

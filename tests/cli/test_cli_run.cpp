@@ -150,11 +150,17 @@ class CliRunTest : public QObject {
  private Q_SLOTS:
   void everyTaskOnTheSampleProducesReadableOutputs() {
     QTemporaryDir out;
-    QStringList args{"run",      QString::fromStdString(resource("samples/astronaut.png")),
-                     "--output", out.path(),
-                     "--task",   "pose,seg,normal,albedo,pointmap",
-                     "--device", "cpu",
-                     "--glb"};
+    QStringList args{"run",
+                     QString::fromStdString(resource("samples/astronaut.png")),
+                     "--output",
+                     out.path(),
+                     "--task",
+                     "pose,seg,normal,albedo,pointmap",
+                     "--device",
+                     "cpu",
+                     "--glb",
+                     "--keypoint-format",
+                     "coco17,wholebody,openpose"};
     auto r = runCli(args + allFixtureModels());
     QVERIFY2(!r.crashed, qPrintable(r.err));
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
@@ -165,8 +171,9 @@ class CliRunTest : public QObject {
     QCOMPARE(manifest["succeeded"].toInt(), 1);
     QCOMPARE(manifest["models"].toArray().size(), 5);
     const QJsonObject outputs = manifest["inputs"].toArray()[0].toObject()["outputs"].toObject();
-    for (const char* kind : {"seg", "seg_overlay", "pose", "pose_overlay", "normal", "normal_npy", "albedo",
-                             "albedo_npy", "pointmap_npy", "depth", "ply", "glb"}) {
+    for (const char* kind :
+         {"seg", "seg_overlay", "pose", "pose_overlay", "normal", "normal_npy", "albedo", "albedo_npy",
+          "pointmap_npy", "depth", "ply", "glb", "pose_coco17", "pose_wholebody", "pose_openpose"}) {
       QVERIFY2(outputs.contains(kind), kind);
       QVERIFY2(QFile::exists(outputs[kind].toString()), kind);
     }

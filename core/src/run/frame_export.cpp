@@ -1,6 +1,7 @@
 #include "sapiens/run/frame_export.h"
 
 #include "sapiens/export/coco_keypoints.h"
+#include "sapiens/export/converted_keypoints.h"
 #include "sapiens/export/exr.h"
 #include "sapiens/export/glb.h"
 #include "sapiens/export/image_file.h"
@@ -69,6 +70,15 @@ void writeOne(ResultFile file, const std::string& path, const FrameResult& frame
       return writeKeypointsJson(path, keypointPredictions(frame, imageName, options));
     case ResultFile::PoseCoco:
       return writeCocoKeypoints(path, keypointPredictions(frame, imageName, options), keypoints308());
+    case ResultFile::PoseCoco17:
+      return writeConvertedKeypoints(path, KeypointFormat::Coco17,
+                                     keypointPredictions(frame, imageName, options));
+    case ResultFile::PoseWholeBody:
+      return writeConvertedKeypoints(path, KeypointFormat::CocoWholeBody,
+                                     keypointPredictions(frame, imageName, options));
+    case ResultFile::PoseOpenPose:
+      return writeConvertedKeypoints(path, KeypointFormat::OpenPose,
+                                     keypointPredictions(frame, imageName, options));
     case ResultFile::Normal:
       return writeNormalPng(path, frame.normal, foreground, note);
     case ResultFile::NormalNpy:
@@ -108,6 +118,12 @@ void writeOne(ResultFile file, const std::string& path, const FrameResult& frame
   }
 }
 
+KeypointFormat convertedFormat(ResultFile file) {
+  return file == ResultFile::PoseCoco17      ? KeypointFormat::Coco17
+         : file == ResultFile::PoseWholeBody ? KeypointFormat::CocoWholeBody
+                                             : KeypointFormat::OpenPose;
+}
+
 // Whether exportFrame writes `file` for `frame` with `options`.
 bool exported(const ResultFileInfo& info, const FrameResult& frame, const FrameExportOptions& options) {
   if (!frame.has(info.task)) return false;
@@ -117,6 +133,11 @@ bool exported(const ResultFileInfo& info, const FrameResult& frame, const FrameE
     case ResultFile::Pose:
     case ResultFile::PoseCoco:
       return options.poseFiles;
+    case ResultFile::PoseCoco17:
+    case ResultFile::PoseWholeBody:
+    case ResultFile::PoseOpenPose:
+      return options.poseFiles && std::find(options.keypointFormats.begin(), options.keypointFormats.end(),
+                                            convertedFormat(info.file)) != options.keypointFormats.end();
     case ResultFile::PoseOverlay:
       return options.poseFiles && options.overlays;
     case ResultFile::PointmapExr:
@@ -173,6 +194,9 @@ const std::vector<ResultFileInfo>& resultFiles() {
       {ResultFile::SegOverlay, Task::Seg, "seg_overlay", ".seg_overlay.png"},
       {ResultFile::Pose, Task::Pose, "pose", ".pose.json"},
       {ResultFile::PoseCoco, Task::Pose, "pose_coco", ".pose.coco.json"},
+      {ResultFile::PoseCoco17, Task::Pose, "pose_coco17", ".pose.coco17.json"},
+      {ResultFile::PoseWholeBody, Task::Pose, "pose_wholebody", ".pose.wholebody.json"},
+      {ResultFile::PoseOpenPose, Task::Pose, "pose_openpose", ".pose.openpose.json"},
       {ResultFile::Normal, Task::Normal, "normal", ".normal.png"},
       {ResultFile::NormalNpy, Task::Normal, "normal_npy", ".normal.npy"},
       {ResultFile::Albedo, Task::Albedo, "albedo", ".albedo.png"},

@@ -7,6 +7,7 @@
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/ply.h"
 #include "sapiens/result/frame_result.h"
+#include "sapiens/result/keypoint_formats.h"
 #include "sapiens/result/keypoint_metadata.h"
 
 #include <opencv2/core/mat.hpp>
@@ -25,6 +26,9 @@ struct FrameExportOptions {
   PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
   bool plyFaces = false;
   bool glb = false;  ///< STEM.glb, the pointmap's mesh as binary glTF
+  /// The pose also as STEM.pose.coco17.json, STEM.pose.wholebody.json, STEM.pose.openpose.json (with
+  /// poseFiles).
+  std::vector<KeypointFormat> keypointFormats;
   std::optional<DepthRange> depthRange;  ///< of the depth picture; default: the frame's own
   /// Tasks whose model was untrained demo weights: their files say so wherever the format has room
   /// (demo::kNotice as a PNG text chunk, a PLY comment, the keypoints JSON "note").
@@ -34,23 +38,26 @@ struct FrameExportOptions {
 /// One kind of file made from a picture's results, in the order exportFrame writes them (the pose
 /// overlay last: it may draw on the picture itself).
 enum class ResultFile {
-  Seg,          ///< class index PNG
-  SegOverlay,   ///< the part mask blended over the picture
-  Pose,         ///< the official keypoints JSON
-  PoseCoco,     ///< COCO keypoints JSON
-  Normal,       ///< normal map PNG
-  NormalNpy,    ///< float32 unit normals
-  Albedo,       ///< albedo PNG
-  AlbedoNpy,    ///< float32 albedo
-  PointmapNpy,  ///< float32 metric pointmap
-  Depth,        ///< depth PNG (turbo colour map)
-  PointmapExr,  ///< float32 metric pointmap (where this build writes EXR)
-  Ply,          ///< binary point cloud (faces with plyFaces)
-  Glb,          ///< the pointmap's mesh as binary glTF (with FrameExportOptions::glb)
-  Alpha,        ///< 16-bit alpha matte PNG
-  AlphaNpy,     ///< float32 alpha in [0, 1], as the official matting demo writes it
-  Cutout,       ///< the picture with the alpha matte as its alpha channel (RGBA PNG)
-  PoseOverlay,  ///< skeletons and boxes drawn over the picture
+  Seg,            ///< class index PNG
+  SegOverlay,     ///< the part mask blended over the picture
+  Pose,           ///< the official keypoints JSON
+  PoseCoco,       ///< COCO keypoints JSON
+  PoseCoco17,     ///< COCO-17 keypoints JSON (converted, FrameExportOptions::keypointFormats)
+  PoseWholeBody,  ///< COCO-WholeBody-133 JSON (converted)
+  PoseOpenPose,   ///< OpenPose BODY_25 + hands + face JSON (converted)
+  Normal,         ///< normal map PNG
+  NormalNpy,      ///< float32 unit normals
+  Albedo,         ///< albedo PNG
+  AlbedoNpy,      ///< float32 albedo
+  PointmapNpy,    ///< float32 metric pointmap
+  Depth,          ///< depth PNG (turbo colour map)
+  PointmapExr,    ///< float32 metric pointmap (where this build writes EXR)
+  Ply,            ///< binary point cloud (faces with plyFaces)
+  Glb,            ///< the pointmap's mesh as binary glTF (with FrameExportOptions::glb)
+  Alpha,          ///< 16-bit alpha matte PNG
+  AlphaNpy,       ///< float32 alpha in [0, 1], as the official matting demo writes it
+  Cutout,         ///< the picture with the alpha matte as its alpha channel (RGBA PNG)
+  PoseOverlay,    ///< skeletons and boxes drawn over the picture
 };
 
 struct ResultFileInfo {
@@ -71,9 +78,9 @@ void writeResultFile(ResultFile file, const std::string& path, const FrameResult
                      const std::string& imageName, const FrameExportOptions& options);
 
 /// Writes the files (atomically, folders created) and returns them by kind: "seg", "seg_overlay", "pose",
-/// "pose_coco", "pose_overlay", "normal", "normal_npy", "albedo", "albedo_npy", "pointmap_npy",
-/// "pointmap_exr", "depth", "ply", "glb", "alpha", "alpha_npy", "cutout". `imageName` goes into the keypoint files.
-/// Throws on a write error.
+/// "pose_coco", "pose_coco17", "pose_wholebody", "pose_openpose", "pose_overlay", "normal", "normal_npy",
+/// "albedo", "albedo_npy", "pointmap_npy", "pointmap_exr", "depth", "ply", "glb", "alpha", "alpha_npy",
+/// "cutout". `imageName` goes into the keypoint files. Throws on a write error.
 std::map<std::string, std::string> exportFrame(const FrameResult& frame, const cv::Mat& bgr,
                                                const std::string& stem, const std::string& imageName,
                                                const FrameExportOptions& options);

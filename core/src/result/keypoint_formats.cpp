@@ -1,0 +1,138 @@
+#include "sapiens/result/keypoint_formats.h"
+
+#include "result/json_support.h"
+#include "sapiens/common/paths.h"
+#include "sapiens/io/export_error.h"
+#include "sapiens/result/keypoint_metadata.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace sapiens {
+namespace {
+
+const char* formatKey(KeypointFormat format) {
+  switch (format) {
+    case KeypointFormat::Coco17:
+      return "coco17";
+    case KeypointFormat::CocoWholeBody:
+      return "coco_wholebody";
+    case KeypointFormat::OpenPose:
+      return "openpose_body25";
+  }
+  return "";
+}
+
+KeypointPart readPart(const json_support::Cursor& cursor, const std::string& name,
+                      const std::map<std::string, int>& goliath) {
+  KeypointPart part;
+  part.name = name;
+  for (std::size_t i = 0; i < cursor.arraySize(); ++i) {
+    const json_support::Cursor entry = cursor[i];
+    part.names.push_back(entry["name"].string());
+    std::vector<int> sources;
+    const json_support::Cursor from = entry["from"];
+    for (std::size_t s = 0; s < from.arraySize(); ++s) {
+      const auto found = goliath.find(from[s].string());
+      if (found == goliath.end()) from[s].fail("\"" + from[s].string() + "\" is no Goliath-308 keypoint");
+      sources.push_back(found->second);
+    }
+    part.sources.push_back(std::move(sources));
+  }
+  return part;
+}
+
+KeypointLayout readLayout(const std::string& path, KeypointFormat format) {
+  const nlohmann::json document = json_support::parseFile(path);
+  const json_support::Cursor root(path, document);
+  std::map<std::string, int> goliath;
+  for (std::size_t i = 0; i < keypoints308().names.size(); ++i) goliath[keypoints308().names[i]] = int(i);
+  const json_support::Cursor layout = root["formats"][formatKey(format)];
+  KeypointLayout out;
+  const json_support::Cursor parts = layout["parts"];
+  for (const auto& [name, value] : document["formats"][formatKey(format)]["parts"].items())
+    out.parts.push_back(readPart(parts[name.c_str()], name, goliath));
+  const json_support::Cursor skeleton = layout["skeleton"];
+  for (std::size_t i = 0; i < skeleton.arraySize(); ++i) {
+    const json_support::Cursor link = skeleton[i];
+    link.arraySize(2);
+    const auto a = int(link[0].integer()) - 1, b = int(link[1].integer()) - 1;  // 1-based as in COCO files
+    const auto body =
+        std::find_if(out.parts.begin(), out.parts.end(), [](const auto& p) { return p.name == "body"; });
+    if (body == out.parts.end() || a < 0 || b < 0 || a >= int(body->names.size()) ||
+        b >= int(body->names.size()))
+      link.fail("a link to a keypoint the \"body\" part does not have");
+    out.skeleton.push_back({a, b});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view keypointFormatName(KeypointFormat format) {
+  switch (format) {
+    case KeypointFormat::Coco17:
+      return "coco17";
+    case KeypointFormat::CocoWholeBody:
+      return "wholebody";
+    case KeypointFormat::OpenPose:
+      return "openpose";
+  }
+  return "";
+}
+
+std::optional<KeypointFormat> parseKeypointFormat(std::string_view text) {
+  for (KeypointFormat format : keypointFormats())
+    if (text == keypointFormatName(format)) return format;
+  return std::nullopt;
+}
+
+const std::vector<KeypointFormat>& keypointFormats() {
+  static const std::vector<KeypointFormat> formats = {KeypointFormat::Coco17, KeypointFormat::CocoWholeBody,
+                                                      KeypointFormat::OpenPose};
+  return formats;
+}
+
+const KeypointPart& KeypointLayout::part(std::string_view name) const {
+  for (const KeypointPart& p : parts)
+    if (p.name == name) return p;
+  throw std::invalid_argument(fmt::format("the keypoint layout has no part \"{}\"", name));
+}
+
+const KeypointLayout& keypointLayout(KeypointFormat format) {
+  static const std::vector<KeypointLayout> layouts = [] {
+    const std::string path = paths::resourceDir() + "/data/keypoint_formats.json";
+    std::vector<KeypointLayout> all;
+    for (KeypointFormat f : keypointFormats()) all.push_back(readLayout(path, f));
+    return all;
+  }();
+  return layouts.at(static_cast<std::size_t>(format));
+}
+
+PoseInstance convertPose(const PoseInstance& pose, const KeypointPart& part) {
+  PoseInstance out;
+  out.bbox = pose.bbox;
+  out.bboxSource = pose.bboxSource;
+  out.trackId = pose.trackId;
+  for (const std::vector<int>& sources : part.sources) {
+    const bool present = !sources.empty() && std::all_of(sources.begin(), sources.end(), [&](int s) {
+      return s < int(pose.keypoints.size()) && s < int(pose.scores.size());
+    });
+    std::array<double, 2> point{0.0, 0.0};
+    float score = present ? pose.scores[sources.front()] : 0.0f;
+    if (present) {
+      for (int s : sources) {
+        point[0] += pose.keypoints[s][0] / double(sources.size());
+        point[1] += pose.keypoints[s][1] / double(sources.size());
+        score = std::min(score, pose.scores[s]);
+      }
+    }
+    out.keypoints.push_back(point);
+    out.scores.push_back(score);
+  }
+  return out;
+}
+
+}  // namespace sapiens
