@@ -62,6 +62,28 @@ class CliVideoTest : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // Matting on a video: the alpha matte of every frame as a 16-bit PNG sequence (and .npy), the annotated
+  // video showing the matting composite.
+  void aMattingRunWritesAnAlphaSequence() {
+    QTemporaryDir dir;
+    const QString video = writeVideo(dir, 4);
+    const QString out = dir.path() + "/out";
+    auto r = runCli(QStringList{"run", video, "--task", "matting", "--device", "cpu", "--input-size",
+                                "128x96", "--output", out} +
+                    model("matting"));
+    QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(r.out + r.err));
+    for (const char* name : {"000000", "000001", "000002", "000003"}) {
+      const cv::Mat alpha =
+          cv::imread((out + "/clip_frames/" + name + ".alpha.png").toStdString(), cv::IMREAD_UNCHANGED);
+      QVERIFY2(alpha.type() == CV_16UC1 && alpha.rows == 192 && alpha.cols == 192, name);
+      QVERIFY2(QFile::exists(out + "/clip_frames/" + name + ".alpha.npy"), name);
+    }
+    sapiens::VideoFileSource annotated((out + "/clip.annotated.mp4").toStdString());
+    int frames = 0;
+    while (annotated.next()) ++frames;
+    QCOMPARE(frames, 4);
+  }
+
   void aVideoGivesAnAnnotatedVideoKeypointsAndFrames() {
     QTemporaryDir dir;
     const QString video = writeVideo(dir, 12);
