@@ -77,7 +77,8 @@ void showProgress(const TrainingProgress& p, const MetricInfo& metric, bool term
 int runFinetune(const FinetuneArgs& a) {
   const std::optional<Task> task = parseTask(a.task);
   if (!task || *task == Task::Backbone) {
-    std::cerr << "finetune: --task must be seg, pose, normal, albedo or pointmap, not '" << a.task << "'\n";
+    std::cerr << "finetune: --task must be one of " << taskNames(headTasks(), ", ") << ", not '" << a.task
+              << "'\n";
     return kUsage;
   }
   TrainingSettings settings;
@@ -157,7 +158,7 @@ static CliCommand reg("finetune", [](CLI::App& app) {
   sub->add_option("--labels", a->labels, "Label set folder, or a folder with images/ and masks/ (seg)")
       ->required();
   sub->add_option("--model", a->model, "Checkpoint to start from (.safetensors)")->required();
-  sub->add_option("--task", a->task, "seg, pose, normal, albedo or pointmap")->required();
+  sub->add_option("--task", a->task, taskNames(headTasks(), ", "))->required();
   sub->add_option("--steps", a->steps, "Training steps")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("-o,--output", a->output, "Where to write the trained model (.safetensors)")->required();
   sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();

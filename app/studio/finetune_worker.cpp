@@ -3,6 +3,7 @@
 #include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
 #include "sapiens/export/map_png.h"
+#include "sapiens/export/matte_png.h"
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/result/keypoint_metadata.h"
 
@@ -60,6 +61,7 @@ cv::Mat previewImage(const cv::Mat& bgr, const FrameResult& frame, const std::ve
   if (!frame.normal.empty()) return normalMapImage(frame.normal);
   if (!frame.albedo.empty()) return albedoImage(frame.albedo);
   if (!frame.pointmap.empty()) return depthImage(frame.pointmap, {}, foregroundDepthRange(frame.pointmap));
+  if (!frame.alpha.empty()) return mattingComposite(bgr, frame.alpha, frame.foreground);
   return bgr;
 }
 

@@ -459,7 +459,7 @@ void LabelEditorTab::setCanAddPicture(bool can) {
 
 void LabelEditorTab::chooseNewLabelSet() {
   QStringList tasks;
-  for (Task task : trainableTasks()) tasks << taskLabel(task);
+  for (Task task : headTasksInRunOrder()) tasks << taskLabel(task);
   bool ok = false;
   const QString chosen = QInputDialog::getItem(this, tr("New Label Set"), tr("Task"), tasks, 0, false, &ok);
   if (!ok) return;
@@ -494,9 +494,10 @@ void LabelEditorTab::chooseImportCoco() {
 
 void LabelEditorTab::chooseImportDense() {
   bool chosen = false;
-  const QString task = QInputDialog::getItem(
-      this, tr("Import Dense Targets"), tr("Targets for:"),
-      {QStringLiteral("normal"), QStringLiteral("albedo"), QStringLiteral("pointmap")}, 0, false, &chosen);
+  QStringList tasks;
+  for (Task task : denseTargetTasks()) tasks << taskLabel(task);
+  const QString task =
+      QInputDialog::getItem(this, tr("Import Dense Targets"), tr("Targets for:"), tasks, 0, false, &chosen);
   if (!chosen) return;
   const QString images = QFileDialog::getExistingDirectory(this, tr("Folder of the Pictures"));
   if (images.isEmpty()) return;

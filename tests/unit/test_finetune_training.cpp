@@ -430,6 +430,61 @@ class TestFinetuneTraining : public QObject {
     }
   }
 
+  // Matting: alpha mattes imported as (H, W) .npy, NaN where unlabelled; the head learns them and its
+  // preview is what the saved model gives; an alpha outside [0, 1] is refused with its file.
+  void mattingLearnsImportedAlpha() {
+    QTemporaryDir dir;
+    const std::string images = dir.filePath("images").toStdString(),
+                      targets = dir.filePath("targets").toStdString();
+    std::filesystem::create_directories(images);
+    std::filesystem::create_directories(targets);
+    const std::vector<cv::Mat> frames = framesFromSample();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const std::string stem = "f" + std::to_string(i);
+      QVERIFY(cv::imwrite(images + "/" + stem + ".png", frames[i]));
+      cv::Mat alpha(frames[i].size(), CV_32FC1);
+      for (int y = 0; y < alpha.rows; ++y) {
+        for (int x = 0; x < alpha.cols; ++x) {
+          const cv::Vec3b c = frames[i].at<cv::Vec3b>(y / 16 * 16, x / 16 * 16);
+          alpha.at<float>(y, x) =
+              x < 4 ? std::numeric_limits<float>::quiet_NaN() : (c[0] + c[1] + c[2]) / 765.0f;
+        }
+      }
+      writeNpy(targets + "/" + stem + ".npy", alpha);
+    }
+    const LabelSet labels =
+        importDenseTargets(Task::Matting, images, targets, dir.filePath("set").toStdString());
+    const LabelSet reloaded = openLabelSet(labels.folder, Task::Matting);
+    QCOMPARE(readFrameLabels(reloaded, 1).target.type(), CV_32FC1);
+
+    const TrainingSettings settings = quickSettings(100);
+    FineTuner tuner(loadFp32("matting"), reloaded, settings);
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    QCOMPARE(tuner.metric().name, std::string("alpha MAE"));
+    const TrainingReport report = tuner.train(control);
+    qInfo("matting: loss %.4g -> %.4g, alpha MAE %.4g -> %.4g", report.firstLoss, report.lastLoss,
+          report.trainingBefore.metric, report.trainingAfter.metric);
+    const QString shortfall = learningShortfall(report, 0.7, false, 0);
+    QVERIFY2(shortfall.isEmpty(), qPrintable(shortfall));
+
+    const std::string saved = dir.filePath("trained.safetensors").toStdString();
+    tuner.save(saved, true);
+    const cv::Mat picture = tuner.sampleImage(0);
+    const Matte expected = estimateMatte(Model::load(saved), picture, settings.inputSize);
+    QVERIFY(cv::norm(tuner.predictFrame(0).alpha, expected.alpha, cv::NORM_INF) < 1e-5);
+
+    cv::Mat wrong(frames[0].size(), CV_32FC1, cv::Scalar(2.0f));
+    writeNpy(targets + "/f0.npy", wrong);
+    try {
+      importDenseTargets(Task::Matting, images, targets, dir.filePath("set2").toStdString());
+      QFAIL("an alpha of 2 was imported");
+    } catch (const LabelSetError& error) {
+      QVERIFY2(QString(error.what()).contains("f0.npy") && QString(error.what()).contains("[0, 1]"),
+               error.what());
+    }
+  }
+
   void pauseStopContinueAndSnapshots() {
     QTemporaryDir dir;
     const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());

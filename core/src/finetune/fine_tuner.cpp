@@ -432,10 +432,6 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
   s.baseCheckpoint = s.model.source();
   s.generator.seed(s.settings.seed);
   const Task task = s.model.task();
-  if (!isTrainable(task)) {
-    throw ModelRunError(fmt::format("{} is a {} model: fine-tuning does not train a {} head (yet)",
-                                    s.baseCheckpoint, taskName(task), taskName(task)));
-  }
   if (task != s.labels.task) {
     throw ModelRunError(fmt::format("{} is a {} model but the label set {} holds {} labels", s.baseCheckpoint,
                                     taskName(task), s.labels.folder, taskName(s.labels.task)));
@@ -659,8 +655,9 @@ MetricInfo FineTuner::metric() const {
       return {"mean absolute error", false};
     case Task::Pointmap:
       return {"depth AbsRel", false};
-    case Task::Backbone:
     case Task::Matting:
+      return {"alpha MAE", false};
+    case Task::Backbone:
       break;
   }
   return {"", true};

@@ -89,7 +89,7 @@ std::vector<PersonLabel> readKeypointLabels(const std::string& path, std::size_t
   return people;
 }
 
-cv::Mat readTarget(const std::string& path, const cv::Mat& image) {
+cv::Mat readTarget(Task task, const std::string& path, const cv::Mat& image) {
   cv::Mat target;
   try {
     target = npyToMat(readNpy(path));
@@ -98,11 +98,7 @@ cv::Mat readTarget(const std::string& path, const cv::Mat& image) {
   } catch (const std::invalid_argument& error) {
     throw LabelSetError(path, error.what());
   }
-  if (target.channels() != 3 || target.depth() != CV_32F) {
-    throw LabelSetError(path, fmt::format("a dense target must be a float32 (H, W, 3) array, this one has {} "
-                                          "channel(s)",
-                                          target.channels()));
-  }
+  checkDenseTarget(task, target, path);
   if (target.size() != image.size()) {
     throw LabelSetError(path, fmt::format("target is {}x{} but its image is {}x{} (width x height)",
                                           target.cols, target.rows, image.cols, image.rows));
@@ -148,10 +144,10 @@ void writeLabelFile(const LabelSet& labels, const std::string& relative, const F
     case Task::Normal:
     case Task::Albedo:
     case Task::Pointmap:
+    case Task::Matting:
       writeNpy(labels.resolve(relative), frame.target);
       return;
     case Task::Backbone:
-    case Task::Matting:
       break;
   }
   throw LabelSetError(labels.folder, "a label set needs a task with a head");
@@ -163,7 +159,25 @@ std::size_t labelCount(const LabelSet& labels) {
   if (!labels.classes.empty()) return labels.classes.size();
   if (labels.task == Task::Seg) return seg29().size();
   if (labels.task == Task::Pose) return keypoints308().size();
-  return 3;
+  return labels.task == Task::Matting ? 1 : 3;
+}
+
+void checkDenseTarget(Task task, const cv::Mat& target, const std::string& path) {
+  const int channels = task == Task::Matting ? 1 : 3;
+  if (target.dims != 2 || target.channels() != channels || target.depth() != CV_32F) {
+    throw LabelSetError(path,
+                        fmt::format("a {} target must be a float32 {} array, this one has {} channel(s) of "
+                                    "type {}",
+                                    taskName(task), channels == 1 ? "(H, W)" : "(H, W, 3)", target.channels(),
+                                    cv::typeToString(CV_MAT_DEPTH(target.type()))));
+  }
+  if (task != Task::Matting) return;
+  cv::Mat finite = target == target;  // NaN (no label) compares unequal to itself
+  double low = 0, high = 0;
+  cv::minMaxLoc(target, &low, &high, nullptr, nullptr, finite);
+  if (cv::countNonZero(finite) > 0 && (low < 0.0 || high > 1.0))
+    throw LabelSetError(path,
+                        fmt::format("an alpha target holds values from {} to {}, outside [0, 1]", low, high));
 }
 
 FrameLabels readFrameLabels(const LabelSet& labels, std::size_t index) {
@@ -195,10 +209,10 @@ FrameLabels readFrameLabels(const LabelSet& labels, std::size_t index) {
     case Task::Normal:
     case Task::Albedo:
     case Task::Pointmap:
-      frame.target = readTarget(required(entry.target, "target"), frame.image);
+    case Task::Matting:
+      frame.target = readTarget(labels.task, required(entry.target, "target"), frame.image);
       break;
     case Task::Backbone:
-    case Task::Matting:
       break;
   }
   return frame;

@@ -12,6 +12,8 @@
 #include "sapiens/result/seg_classes.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -90,9 +92,6 @@ LabelSet loadLabelSet(const std::string& folder) {
     const Cursor taskCursor = root["task"];
     const std::optional<Task> task = parseTask(taskCursor.string());
     if (!task || *task == Task::Backbone) taskCursor.fail("unknown task \"" + taskCursor.string() + "\"");
-    if (!isTrainable(*task))
-      taskCursor.fail(
-          fmt::format("fine-tuning does not train a {} head (yet): no label set for it", taskName(*task)));
     labels.task = *task;
     if (const auto classes = root.optional("classes")) {
       for (std::size_t i = 0; i < classes->arraySize(); ++i) {
@@ -239,7 +238,7 @@ LabelSet importOfficialSegLayout(const std::string& sourceFolder, const std::str
 
 namespace {
 
-cv::Mat readDenseTargetFile(const fs::path& path) {
+cv::Mat readDenseTargetFile(Task task, const fs::path& path) {
   cv::Mat target;
   const std::string extension = path.extension().string();
   if (extension == ".npy") {
@@ -260,22 +259,22 @@ cv::Mat readDenseTargetFile(const fs::path& path) {
                           "OPENCV_IO_ENABLE_OPENEXR=1), or the file is damaged");
     if (target.channels() == 3) cv::cvtColor(target, target, cv::COLOR_BGR2RGB);  // OpenCV reads B, G, R
   }
-  if (target.dims != 2 || target.channels() != 3 || target.depth() != CV_32F) {
-    throw LabelSetError(path.string(),
-                        fmt::format("a dense target must be a float32 (H, W, 3) array, this one has {} "
-                                    "channel(s) of type {}",
-                                    target.channels(), cv::typeToString(CV_MAT_DEPTH(target.type()))));
-  }
+  checkDenseTarget(task, target, path.string());
   return target;
 }
 
 }  // namespace
 
+const std::vector<Task>& denseTargetTasks() {
+  static const std::vector<Task> tasks = {Task::Normal, Task::Albedo, Task::Pointmap, Task::Matting};
+  return tasks;
+}
+
 LabelSet importDenseTargets(Task task, const std::string& imageFolder, const std::string& targetFolder,
                             const std::string& destination) {
-  if (task != Task::Normal && task != Task::Albedo && task != Task::Pointmap)
-    throw LabelSetError(targetFolder, fmt::format("dense targets are for normal, albedo or pointmap, not {}",
-                                                  taskName(task)));
+  if (std::find(denseTargetTasks().begin(), denseTargetTasks().end(), task) == denseTargetTasks().end())
+    throw LabelSetError(targetFolder, fmt::format("dense targets are for {}, not {}",
+                                                  taskNames(denseTargetTasks(), ", "), taskName(task)));
   std::map<std::string, fs::path> targetsByStem;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(targetFolder, ec)) {
@@ -300,14 +299,14 @@ LabelSet importDenseTargets(Task task, const std::string& imageFolder, const std
     else
       pairs.emplace_back(image, target->second);
   }
-  const auto readPair = [](const std::string& image, const fs::path& targetPath) {
+  const auto readPair = [task](const std::string& image, const fs::path& targetPath) {
     FrameLabels frame;
     try {
       frame.image = readImageBgr(image);
     } catch (const MediaError& error) {
       throw LabelSetError(image, error.what());
     }
-    frame.target = readDenseTargetFile(targetPath);
+    frame.target = readDenseTargetFile(task, targetPath);
     if (frame.target.size() != frame.image.size()) {
       throw LabelSetError(
           targetPath.string(),

@@ -66,8 +66,14 @@ PredictionLabels labelsFromPrediction(const LabelSet& labels, const cv::Mat& pic
                                              : result->pointmap)
                          .clone();
       break;
+    case Task::Matting:
+      if (!have) {
+        out.use = PredictionUse::DenseNeedsResult;
+        return out;
+      }
+      frame.target = result->alpha.clone();
+      break;
     case Task::Backbone:
-    case Task::Matting:  // not trainable: no label set holds matting labels
       out.use = PredictionUse::NoHead;
       return out;
   }

@@ -60,6 +60,12 @@ FrameResult FineTuner::predictFrame(std::size_t index) const {
       if (std::isfinite(value)) frame.pointmapScale = value;
       break;
     }
+    case Task::Matting: {
+      const Matte matte = matteImage(headOutput(outputs, "matting", task), size);
+      frame.alpha = matte.alpha;
+      frame.foreground = matte.foreground;
+      break;
+    }
     default:
       throw ModelRunError(fmt::format("a {} model has no head to predict with", taskName(task)));
   }

@@ -96,6 +96,26 @@ at::Tensor albedoLoss(const at::Tensor& prediction, const SampleTargets& t) {
          startingHeadL1(prediction, t);
 }
 
+// Matting: L1 on alpha (the head's last channel) where labelled, the official MattingL1Loss on alpha.
+// Keeping the starting head: alpha where unlabelled and the foreground, which has no target, everywhere.
+at::Tensor mattingLoss(const at::Tensor& prediction, const SampleTargets& t) {
+  const std::int64_t channels = prediction.size(1);  // 4 (foreground, alpha) or 1 (alpha)
+  SampleTargets own = t;
+  own.dense = t.dense.narrow(1, 4 - channels, channels);
+  const at::Tensor valid = t.valid.unsqueeze(1);
+  const at::Tensor count = t.valid.sum().clamp_min(1);
+  const at::Tensor alpha = prediction.narrow(1, channels - 1, 1);
+  const at::Tensor l1 = ((alpha - own.dense.narrow(1, channels - 1, 1)).abs() * valid).sum() / count;
+  at::Tensor keep = startingHeadL1(prediction, own);
+  if (own.distillWeights.defined() && channels > 1) {
+    const at::Tensor foreground =
+        (prediction.narrow(1, 0, channels - 1) - own.dense.narrow(1, 0, channels - 1)).abs();
+    keep =
+        keep + (foreground * valid * own.distillWeights.view({-1, 1, 1, 1})).sum() / (count * (channels - 1));
+  }
+  return l1 + keep;
+}
+
 at::Tensor pointmapLoss(const at::Tensor& prediction, const at::Tensor& scale, const SampleTargets& t) {
   const at::Tensor valid = t.valid.unsqueeze(1);
   const at::Tensor count = t.valid.flatten(1).sum(1).clamp_min(1);  // per sample
@@ -128,8 +148,9 @@ at::Tensor taskLoss(Task task, const ModelOutputs& outputs, const SampleTargets&
       return albedoLoss(outputs.get("albedo"), targets);
     case Task::Pointmap:
       return pointmapLoss(outputs.get("pointmap"), outputs.get("scale"), targets);
-    case Task::Backbone:
     case Task::Matting:
+      return mattingLoss(outputs.get("matting"), targets);
+    case Task::Backbone:
       break;
   }
   throw std::invalid_argument(fmt::format("no training loss for a {} model", taskName(task)));
@@ -192,8 +213,16 @@ void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t)
       count_ += t.valid.sum().item<double>();
       return;
     }
+    case Task::Matting: {  // mean absolute alpha error over the labelled pixels
+      const at::Tensor m = outputs.get("matting").cpu().to(at::kDouble);
+      const at::Tensor alpha = m.narrow(1, m.size(1) - 1, 1).clamp(0, 1);
+      sum_ += ((alpha - t.dense.to(at::kDouble).narrow(1, 3, 1)).abs() * t.valid.unsqueeze(1))
+                  .sum()
+                  .item<double>();
+      count_ += t.valid.sum().item<double>();
+      return;
+    }
     case Task::Backbone:
-    case Task::Matting:
       return;
   }
 }

@@ -313,6 +313,25 @@ struct SampleBuilder {
     }
     addVariants(0, box.image, [&](bool flipped) { return denseTargets(placed, scale, flipped); });
   }
+
+  // Matting: the picture stretched as the official MattingResize does, the alpha resized bilinearly with it
+  // (a NaN, no label, spreads to its neighbours: they have no target either). The target is (4, H, W):
+  // no foreground target (0), alpha last, as the head's output.
+  void addMatte() {
+    const cv::Mat input = stretchToInput(frame.image, size, StretchEnlarge::Linear);
+    cv::Mat alpha;
+    cv::resize(frame.target, alpha, cv::Size(size.width, size.height), 0, 0, cv::INTER_LINEAR);
+    addVariants(0, input, [&](bool flipped) {
+      cv::Mat m = alpha.clone();
+      if (flipped) cv::flip(alpha, m, 1);
+      const at::Tensor hw = at::from_blob(m.data, {size.height, size.width}, at::kFloat).clone();
+      SampleTargets t;
+      t.valid = at::isfinite(hw);
+      t.dense = at::zeros({4, size.height, size.width}, at::kFloat);
+      t.dense[3] = at::where(t.valid, hw, at::zeros_like(hw));
+      return t;
+    });
+  }
 };
 
 }  // namespace
@@ -333,8 +352,10 @@ std::vector<BuiltSample> buildSamples(const LabelSet& labels, std::size_t frameI
     case Task::Pointmap:
       builder.addDense();
       break;
-    case Task::Backbone:
     case Task::Matting:
+      builder.addMatte();
+      break;
+    case Task::Backbone:
       break;
   }
   return std::move(builder.samples);
@@ -384,8 +405,15 @@ void addStartingHeadTargets(Task task, const ModelOutputs& outputs, double weigh
       t.distillWeights = scalarWeight();
       return;
     }
+    case Task::Matting: {
+      // The foreground has no target anywhere: the starting head's everywhere; alpha where unlabelled.
+      const at::Tensor teacher = outputs.get("matting")[0].to(at::kFloat).cpu();
+      t.dense.narrow(0, 0, 3).copy_(teacher.narrow(0, 0, 3));
+      t.dense[3] = at::where(t.valid, t.dense[3], teacher[3]);
+      t.distillWeights = scalarWeight();
+      return;
+    }
     case Task::Backbone:
-    case Task::Matting:
       return;
   }
 }

@@ -32,7 +32,7 @@ struct SampleTargets {
   at::Tensor heatmaps;   ///< pose (K, H/4, W/4) float
   at::Tensor weights;    ///< pose (K) float: labelled and inside the heatmap
   at::Tensor keypoints;  ///< pose (K, 2) float, input pixels
-  at::Tensor dense;      ///< normal/albedo/pointmap (3, H, W) float, 0 where invalid
+  at::Tensor dense;      ///< normal/albedo/pointmap (3, H, W), matting (4, H, W): alpha last; 0 where invalid
   at::Tensor valid;      ///< (H, W) bool
   at::Tensor scale;      ///< pointmap (1) float: canonical focal / focal
   // What the starting head predicted where nothing was labelled (see addStartingHeadTargets); undefined

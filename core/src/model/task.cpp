@@ -65,18 +65,4 @@ const std::vector<Task>& headTasksInRunOrder() {
   return tasks;
 }
 
-const std::vector<Task>& trainableTasks() {
-  static const std::vector<Task> tasks = [] {
-    std::vector<Task> trainable;
-    for (Task task : headTasksInRunOrder())
-      if (task != Task::Matting) trainable.push_back(task);
-    return trainable;
-  }();
-  return tasks;
-}
-
-bool isTrainable(Task task) {
-  return std::find(trainableTasks().begin(), trainableTasks().end(), task) != trainableTasks().end();
-}
-
 }  // namespace sapiens

@@ -29,11 +29,16 @@ struct FrameLabels {
   cv::Mat image;                    ///< CV_8UC3 BGR
   cv::Mat mask;                     ///< seg: CV_8UC1 class indices, kIgnoreLabel = not labelled
   std::vector<PersonLabel> people;  ///< pose
-  cv::Mat target;                   ///< dense tasks: CV_32FC3, NaN = no target
+  cv::Mat target;                   ///< dense tasks: CV_32FC3 (matting: CV_32FC1 alpha), NaN = no target
 };
 
 /// The number of classes (seg) or keypoints (pose) the set's labels use.
 std::size_t labelCount(const LabelSet& labels);
+
+/// A dense task's target as the label set stores it (targets/STEM.npy): float32 (H, W, 3), or (H, W) for
+/// matting's alpha in [0, 1]; NaN marks a pixel without a label. Throws LabelSetError naming `path`
+/// otherwise.
+void checkDenseTarget(Task task, const cv::Mat& target, const std::string& path);
 
 /// Reads and checks frame `index`: the image, and the label of the set's task. Throws LabelSetError naming
 /// the file: missing or unreadable, mask not single-channel 8-bit or of another size than the image, class

@@ -84,11 +84,14 @@ LabelSet importOfficialSegLayout(const std::string& sourceFolder, const std::str
 /// A COCO keypoints file (images resolved against `imageFolder`) as a pose label set in `destination`.
 LabelSet importCocoKeypoints(const std::string& cocoPath, const std::string& imageFolder,
                              const std::string& destination);
-/// Dense targets (normal, albedo or pointmap) for pictures, as a label set of ours in `destination`: each
-/// picture in `imageFolder` pairs with the file of the same stem in `targetFolder`, an .npy (H, W, 3)
-/// float32 array or an .exr with channels R, G, B = x, y, z, in the picture's pixel grid (non-finite values
-/// mark pixels without a target). Pictures without a target are left out (logged). Throws LabelSetError
-/// naming the file for a target of another size or shape, an unreadable file, or no pair at all.
+/// The tasks whose labels are dense targets: normal, albedo, pointmap, matting.
+const std::vector<Task>& denseTargetTasks();
+/// Dense targets for pictures, as a label set of ours in `destination`: each picture in `imageFolder`
+/// pairs with the file of the same stem in `targetFolder`, an .npy (H, W, 3) float32 array or an .exr with
+/// channels R, G, B = x, y, z (matting: (H, W) alpha in [0, 1], or a one-channel .exr), in the picture's
+/// pixel grid (non-finite values mark pixels without a target). Pictures without a target are left out
+/// (logged). Throws LabelSetError naming the file for a target of another size or shape, an unreadable file,
+/// or no pair at all.
 LabelSet importDenseTargets(Task task, const std::string& imageFolder, const std::string& targetFolder,
                             const std::string& destination);
 /// Seg label set -> images/ + masks/ (masks as PNG named by the image's stem) in `destination`.

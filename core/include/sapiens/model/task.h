@@ -24,9 +24,5 @@ const std::vector<Task>& headTasks();
 /// The task heads in the order a picture is analysed: seg first, whose mask gives pose its person
 /// boxes, then pose, normal, albedo, pointmap, matting.
 const std::vector<Task>& headTasksInRunOrder();
-/// The heads fine-tuning trains, in headTasksInRunOrder(): all but matting, whose labels would be alpha
-/// mattes (not supported yet).
-const std::vector<Task>& trainableTasks();
-bool isTrainable(Task task);
 
 }  // namespace sapiens
