@@ -272,6 +272,32 @@ class FramePipelineTest : public QObject {
     QCOMPARE(moved.pointmap.at<cv::Vec3f>(5, 5)[2], 3.0f);
   }
 
+  // The alpha matte of a video: flicker smoothed, a moved edge taken at once (no ghost).
+  void alphaSmoothingRemovesFlickerButNotEdges() {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> noise(0.0f, 0.02f);
+    sapiens::TemporalSmoother smoother;
+    cv::Mat previousRaw, previousSmooth;
+    double raw = 0, smooth = 0;
+    for (int i = 0; i < 20; ++i) {
+      sapiens::FrameResult frame;
+      frame.alpha = cv::Mat(32, 32, CV_32FC1, cv::Scalar(0.5));
+      for (auto it = frame.alpha.begin<float>(); it != frame.alpha.end<float>(); ++it) *it += noise(rng);
+      const cv::Mat rawCopy = frame.alpha.clone();
+      smoother.apply(frame, i / 30.0);
+      if (i > 0) {
+        raw += cv::norm(rawCopy, previousRaw, cv::NORM_L1);
+        smooth += cv::norm(frame.alpha, previousSmooth, cv::NORM_L1);
+      }
+      previousRaw = rawCopy, previousSmooth = frame.alpha.clone();
+    }
+    QVERIFY2(smooth < 0.6 * raw, qPrintable(QString("%1 vs %2").arg(smooth).arg(raw)));
+    sapiens::FrameResult moved;
+    moved.alpha = cv::Mat(32, 32, CV_32FC1, cv::Scalar(1.0));  // the person now covers these pixels
+    smoother.apply(moved, 1.0);
+    QCOMPARE(moved.alpha.at<float>(5, 5), 1.0f);
+  }
+
  private:
   std::unique_ptr<sapiens::Model> model_;
 };

@@ -22,7 +22,7 @@ TaskCheckpoint resolveOne(Task task, const CheckpointRequest& request, const std
   if (search.found) {
     entry.source = CheckpointSource::Found;
     entry.path = *search.found;
-    logger().info("found the {} checkpoint {}", taskName(task), entry.path);
+    logger().debug("found the {} checkpoint {}", taskName(task), entry.path);  // loading it says so at info
     return entry;
   }
   const std::string notFound = "no " + std::string(taskName(task)) + " checkpoint found under " + root +

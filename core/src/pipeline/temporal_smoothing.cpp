@@ -21,7 +21,16 @@ bool finite3(const cv::Vec3f& v) {
 
 // Blends `current` towards `state` pixel by pixel where `similar(previous, current)` holds; elsewhere the
 // pixel restarts from the current value. `state` becomes the result.
-template <class Similar, class Finish>
+bool finitePixel(const cv::Vec3f& v) {
+  return finite3(v);
+}
+
+bool finitePixel(float v) {
+  return std::isfinite(v);
+}
+
+// `Pixel`: cv::Vec3f (CV_32FC3 maps) or float (the alpha matte).
+template <class Pixel, class Similar, class Finish>
 void blendMap(cv::Mat& current, cv::Mat& state, double blend, Similar similar, Finish finish) {
   if (current.empty()) {
     state.release();
@@ -33,10 +42,10 @@ void blendMap(cv::Mat& current, cv::Mat& state, double blend, Similar similar, F
   }
   const float a = static_cast<float>(blend);
   for (int y = 0; y < current.rows; ++y) {
-    auto* cur = current.ptr<cv::Vec3f>(y);
-    auto* prev = state.ptr<cv::Vec3f>(y);
+    auto* cur = current.ptr<Pixel>(y);
+    auto* prev = state.ptr<Pixel>(y);
     for (int x = 0; x < current.cols; ++x) {
-      if (finite3(cur[x]) && finite3(prev[x]) && similar(prev[x], cur[x])) {
+      if (finitePixel(cur[x]) && finitePixel(prev[x]) && similar(prev[x], cur[x])) {
         cur[x] = finish(prev[x] + a * (cur[x] - prev[x]));
       }
       prev[x] = cur[x];
@@ -123,14 +132,14 @@ void TemporalSmoother::smoothPoses(FrameResult& frame, double timestampSeconds) 
 void TemporalSmoother::apply(FrameResult& frame, double timestampSeconds) {
   smoothPoses(frame, timestampSeconds);
   const float depthLimit = static_cast<float>(options_.depthChangeLimit);
-  blendMap(
+  blendMap<cv::Vec3f>(
       frame.pointmap, pointmap_, options_.mapBlend,
       [&](const cv::Vec3f& p, const cv::Vec3f& c) {
         return std::abs(c[2] - p[2]) <= depthLimit * std::abs(p[2]);
       },
       [](const cv::Vec3f& v) { return v; });
   const float cosLimit = static_cast<float>(std::cos(options_.normalChangeDegrees * kPi / 180.0));
-  blendMap(
+  blendMap<cv::Vec3f>(
       frame.normal, normal_, options_.mapBlend,
       [&](const cv::Vec3f& p, const cv::Vec3f& c) { return p.dot(c) >= cosLimit; },
       [](const cv::Vec3f& v) {
@@ -138,12 +147,29 @@ void TemporalSmoother::apply(FrameResult& frame, double timestampSeconds) {
         return n > 1e-8f ? cv::Vec3f(v / n) : v;
       });
   const float albedoLimit = static_cast<float>(options_.albedoChangeLimit);
-  blendMap(
+  blendMap<cv::Vec3f>(
       frame.albedo, albedo_, options_.mapBlend,
       [&](const cv::Vec3f& p, const cv::Vec3f& c) {
         const cv::Vec3f d = c - p;
         return std::abs(d[0]) <= albedoLimit && std::abs(d[1]) <= albedoLimit &&
                std::abs(d[2]) <= albedoLimit;
+      },
+      [](const cv::Vec3f& v) { return v; });
+  smoothMatte(frame);
+}
+
+// The alpha matte and its (premultiplied) foreground: a pixel that changes by more than the limit (an edge
+// that moved) restarts, so a moving silhouette leaves no ghost.
+void TemporalSmoother::smoothMatte(FrameResult& frame) {
+  const float alphaLimit = static_cast<float>(options_.alphaChangeLimit);
+  blendMap<float>(
+      frame.alpha, alpha_, options_.mapBlend, [&](float p, float c) { return std::abs(c - p) <= alphaLimit; },
+      [](float v) { return v; });
+  blendMap<cv::Vec3f>(
+      frame.foreground, foreground_, options_.mapBlend,
+      [&](const cv::Vec3f& p, const cv::Vec3f& c) {
+        const cv::Vec3f d = c - p;
+        return std::abs(d[0]) <= alphaLimit && std::abs(d[1]) <= alphaLimit && std::abs(d[2]) <= alphaLimit;
       },
       [](const cv::Vec3f& v) { return v; });
 }

@@ -37,13 +37,15 @@ struct SmoothingOptions {
   double depthChangeLimit = 0.05;   ///< relative depth change above which a pixel restarts
   double normalChangeDegrees = 15;  ///< angle above which a normal restarts
   double albedoChangeLimit = 0.08;  ///< per-channel change above which an albedo pixel restarts
+  double alphaChangeLimit = 0.1;    ///< alpha (and foreground) change above which a matte pixel restarts
 };
 
 /// Keeps the state between consecutive frames of one stream. Frames must come in presentation order.
 class TemporalSmoother {
  public:
   explicit TemporalSmoother(const SmoothingOptions& options = {}) : options_(options) {}
-  /// Smooths `frame`'s keypoints, pointmap, normals and albedo in place against the previous frames.
+  /// Smooths `frame`'s keypoints, pointmap, normals, albedo and alpha matte in place against the previous
+  /// frames.
   /// People with a track id (PersonTracker) keep their track's filters; others are matched to the previous
   /// frame's by the nearest box centre; a new person starts fresh.
   void apply(FrameResult& frame, double timestampSeconds);
@@ -56,10 +58,11 @@ class TemporalSmoother {
     std::vector<OneEuroFilter> filters;  ///< x and y of every keypoint
   };
   void smoothPoses(FrameResult& frame, double timestampSeconds);
+  void smoothMatte(FrameResult& frame);
 
   SmoothingOptions options_;
   std::vector<Track> tracks_;
-  cv::Mat pointmap_, normal_, albedo_;
+  cv::Mat pointmap_, normal_, albedo_, alpha_, foreground_;
 };
 
 /// Mean absolute frame-to-frame change of a CV_32FC3 map over the pixels finite in both (the flicker
