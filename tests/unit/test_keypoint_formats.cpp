@@ -53,6 +53,14 @@ QString readWithPython(const QString& script, const QString& path) {
   return QString::fromUtf8(python.readAllStandardOutput()).trimmed();
 }
 
+// The synthetic pose written in `format`, then read by Python running `script` on the file.
+QString writtenAndReadBack(KeypointFormat format, const QString& script) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath("pose.json");
+  writeConvertedKeypoints(path.toStdString(), format, predictionsOf(syntheticPose()));
+  return readWithPython(script, path);
+}
+
 }  // namespace
 
 class TestKeypointFormats : public QObject {
@@ -98,10 +106,8 @@ class TestKeypointFormats : public QObject {
   }
 
   void cocoSeventeenReadsBack() {
-    QTemporaryDir dir;
-    const QString path = dir.filePath("p.coco17.json");
-    writeConvertedKeypoints(path.toStdString(), KeypointFormat::Coco17, predictionsOf(syntheticPose()));
-    const QString out = readWithPython(
+    const QString out = writtenAndReadBack(
+        KeypointFormat::Coco17,
         "import json, sys\n"
         "d = json.load(open(sys.argv[1]))\n"
         "cat = d['categories'][0]; k = len(cat['keypoints'])\n"
@@ -111,40 +117,33 @@ class TestKeypointFormats : public QObject {
         "    assert a['image_id'] in ids and len(a['keypoints']) == 3 * k and len(a['bbox']) == 4\n"
         "    assert a['num_keypoints'] == sum(1 for v in a['keypoints'][2::3] if v > 0)\n"
         "a = d['annotations'][0]['keypoints']\n"
-        "print(cat['keypoints'][9], '%g' % a[27], a[29])\n",
-        path);
+        "print(cat['keypoints'][9], '%g' % a[27], a[29])\n");
     QCOMPARE(out, QStringLiteral("left_wrist %1 2").arg(goliath("left_wrist")));
   }
 
   void cocoWholeBodyReadsBack() {
-    QTemporaryDir dir;
-    const QString path = dir.filePath("p.wholebody.json");
-    writeConvertedKeypoints(path.toStdString(), KeypointFormat::CocoWholeBody,
-                            predictionsOf(syntheticPose()));
-    const QString out = readWithPython(
+    const QString out = writtenAndReadBack(
+        KeypointFormat::CocoWholeBody,
         "import json, sys\n"
         "a = json.load(open(sys.argv[1]))['annotations'][0]\n"
         "sizes = [len(a[f]) for f in ('keypoints', 'foot_kpts', 'face_kpts', 'lefthand_kpts', "
         "'righthand_kpts')]\n"
         "assert all(isinstance(a[p + '_valid'], bool) for p in ('foot', 'face', 'lefthand', 'righthand'))\n"
         "assert all(len(a[p + '_box']) == 4 for p in ('face', 'lefthand', 'righthand'))\n"
-        "print(sum(sizes) // 3, '%g %g' % (a['lefthand_kpts'][0], a['foot_kpts'][6]), a['face_kpts'][0:3])\n",
-        path);
+        "print(sum(sizes) // 3, '%g %g' % (a['lefthand_kpts'][0], a['foot_kpts'][6]), "
+        "a['face_kpts'][0:3])\n");
     QCOMPARE(out, QStringLiteral("133 %1 %2 [0, 0, 0]").arg(goliath("left_wrist")).arg(goliath("left_heel")));
   }
 
   void openPoseReadsBack() {
-    QTemporaryDir dir;
-    const QString path = dir.filePath("p.openpose.json");
-    writeConvertedKeypoints(path.toStdString(), KeypointFormat::OpenPose, predictionsOf(syntheticPose()));
-    const QString out = readWithPython(
+    const QString out = writtenAndReadBack(
+        KeypointFormat::OpenPose,
         "import json, sys\n"
         "d = json.load(open(sys.argv[1])); p = d['people'][0]\n"
         "assert d['version'] == 1.3 and p['person_id'] == [-1]\n"
         "assert [len(p[k]) for k in ('pose_keypoints_2d', 'face_keypoints_2d', 'hand_left_keypoints_2d',\n"
         "        'hand_right_keypoints_2d')] == [75, 210, 63, 63]\n"
-        "print('%g %g' % (p['pose_keypoints_2d'][3], p['pose_keypoints_2d'][24]))\n",
-        path);
+        "print('%g %g' % (p['pose_keypoints_2d'][3], p['pose_keypoints_2d'][24]))\n");
     QCOMPARE(
         out,
         QStringLiteral("%1 %2").arg(goliath("neck")).arg((goliath("left_hip") + goliath("right_hip")) / 2.0));

@@ -1,9 +1,11 @@
 #include "sapiens/export/coco_keypoints.h"
 
+#include "keypoint_triplets.h"
 #include "result/json_support.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/io/export_error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -19,23 +21,8 @@ constexpr int kPersonCategory = 1;
 
 nlohmann::json annotationJson(const PoseInstance& instance, float threshold, std::int64_t id,
                               std::int64_t imageId) {
-  nlohmann::json keypoints = nlohmann::json::array();
-  int visible = 0;
-  for (std::size_t k = 0; k < instance.keypoints.size(); ++k) {
-    const auto& point = instance.keypoints[k];
-    const bool labelled =
-        instance.scores[k] >= threshold && std::isfinite(point[0]) && std::isfinite(point[1]);
-    if (labelled) {
-      keypoints.push_back(point[0]);
-      keypoints.push_back(point[1]);
-      keypoints.push_back(2);
-      ++visible;
-    } else {
-      keypoints.push_back(0);
-      keypoints.push_back(0);
-      keypoints.push_back(0);
-    }
-  }
+  detail::KeypointTriplets keypoints =
+      detail::keypointTriplets(instance, threshold, detail::TripletThird::Visibility);
   const BoundingBox& box = instance.bbox;
   nlohmann::json annotation = {{"id", id},
                                {"image_id", imageId},
@@ -45,15 +32,37 @@ nlohmann::json annotationJson(const PoseInstance& instance, float threshold, std
                                  shortestNumber(box.height())}},
                                {"area", shortestNumber(box.width() * box.height())},
                                {"iscrowd", 0},
-                               {"num_keypoints", visible},
-                               {"keypoints", std::move(keypoints)}};
+                               {"num_keypoints", keypoints.labelled},
+                               {"keypoints", std::move(keypoints.values)}};
   if (instance.trackId >= 0) annotation["track_id"] = instance.trackId;  // as PoseTrack writes it
   return annotation;
 }
 
 }  // namespace
 
+detail::KeypointTriplets detail::keypointTriplets(const PoseInstance& pose, float threshold,
+                                                  TripletThird third) {
+  KeypointTriplets t;
+  for (std::size_t k = 0; k < pose.keypoints.size(); ++k) {
+    const auto& [x, y] = pose.keypoints[k];
+    if (!(pose.scores[k] >= threshold && std::isfinite(x) && std::isfinite(y))) {
+      t.values.insert(t.values.end(), {0, 0, 0});
+      continue;
+    }
+    t.values.insert(t.values.end(), {x, y});
+    t.values.push_back(third == TripletThird::Score ? shortestNumber(pose.scores[k]) : nlohmann::json(2));
+    ++t.labelled;
+    t.x1 = std::min(t.x1, x), t.y1 = std::min(t.y1, y), t.x2 = std::max(t.x2, x), t.y2 = std::max(t.y2, y);
+  }
+  return t;
+}
+
 std::string cocoKeypointsJsonText(const KeypointPredictions& predictions, const KeypointMetadata& metadata) {
+  return detail::cocoKeypointsDocument(predictions, metadata).dump();
+}
+
+nlohmann::json detail::cocoKeypointsDocument(const KeypointPredictions& predictions,
+                                             const KeypointMetadata& metadata) {
   const auto count = static_cast<std::size_t>(predictions.numKeypoints);
   if (metadata.size() != count) {
     throw std::invalid_argument("COCO keypoints: the predictions have " + std::to_string(count) +
@@ -89,11 +98,11 @@ std::string cocoKeypointsJsonText(const KeypointPredictions& predictions, const 
                                    {"skeleton", std::move(skeleton)}};
   const std::string description = "Sapiens2 Studio pose predictions" +
                                   (predictions.note.empty() ? std::string() : " (" + predictions.note + ")");
-  const nlohmann::json document = {{"info", {{"description", description}}},
-                                   {"images", std::move(images)},
-                                   {"annotations", std::move(annotations)},
-                                   {"categories", nlohmann::json::array({category})}};
-  return document.dump();
+  nlohmann::json document = {{"info", {{"description", description}}},
+                             {"images", std::move(images)},
+                             {"annotations", std::move(annotations)},
+                             {"categories", nlohmann::json::array({category})}};
+  return document;
 }
 
 void writeCocoKeypoints(const std::string& path, const KeypointPredictions& predictions,

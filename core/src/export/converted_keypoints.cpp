@@ -1,6 +1,6 @@
 #include "sapiens/export/converted_keypoints.h"
 
-#include "result/json_support.h"
+#include "keypoint_triplets.h"
 #include "sapiens/export/coco_keypoints.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/io/export_error.h"
@@ -8,18 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
 #include <stdexcept>
 
 namespace sapiens {
 namespace {
-
-bool labelled(const PoseInstance& pose, std::size_t k, float threshold) {
-  return pose.scores[k] >= threshold && std::isfinite(pose.scores[k]) &&
-         std::isfinite(pose.keypoints[k][0]) && std::isfinite(pose.keypoints[k][1]);
-}
 
 void requireGoliath(const KeypointPredictions& predictions) {
   const std::size_t count = keypoints308().size();
@@ -42,30 +34,6 @@ KeypointPredictions convertedPredictions(const KeypointPredictions& predictions,
   return out;
 }
 
-// (x, y, v) triplets: v = 2 where labelled (COCO), else (0, 0, 0); how many are labelled; their box.
-struct Triplets {
-  nlohmann::json values = nlohmann::json::array();
-  int labelledCount = 0;
-  float x1 = std::numeric_limits<float>::max(), y1 = x1, x2 = -x1, y2 = -x1;
-};
-
-Triplets triplets(const PoseInstance& pose, float threshold, bool scoreAsThird) {
-  Triplets t;
-  for (std::size_t k = 0; k < pose.keypoints.size(); ++k) {
-    if (!labelled(pose, k, threshold)) {
-      t.values.insert(t.values.end(), {0, 0, 0});
-      continue;
-    }
-    const auto x = float(pose.keypoints[k][0]), y = float(pose.keypoints[k][1]);
-    t.values.push_back(json_support::shortestNumber(x));
-    t.values.push_back(json_support::shortestNumber(y));
-    t.values.push_back(scoreAsThird ? json_support::shortestNumber(pose.scores[k]) : nlohmann::json(2));
-    ++t.labelledCount;
-    t.x1 = std::min(t.x1, x), t.y1 = std::min(t.y1, y), t.x2 = std::max(t.x2, x), t.y2 = std::max(t.y2, y);
-  }
-  return t;
-}
-
 KeypointMetadata cocoMetadata(const KeypointLayout& layout) {
   KeypointMetadata metadata;
   metadata.names = layout.part("body").names;
@@ -75,19 +43,20 @@ KeypointMetadata cocoMetadata(const KeypointLayout& layout) {
 
 std::string wholeBodyText(const KeypointPredictions& predictions) {
   const KeypointLayout& layout = keypointLayout(KeypointFormat::CocoWholeBody);
-  nlohmann::json document = nlohmann::json::parse(
-      cocoKeypointsJsonText(convertedPredictions(predictions, layout.part("body")), cocoMetadata(layout)));
+  nlohmann::json document = detail::cocoKeypointsDocument(
+      convertedPredictions(predictions, layout.part("body")), cocoMetadata(layout));
   std::size_t a = 0;
   for (const KeypointFrame& frame : predictions.frames) {
     for (const PoseInstance& pose : frame.instances) {
       nlohmann::json& annotation = document["annotations"][a++];
       for (const char* part : {"foot", "face", "lefthand", "righthand"}) {
-        const Triplets t =
-            triplets(convertPose(pose, layout.part(part)), predictions.keypointThreshold, false);
+        const detail::KeypointTriplets t =
+            detail::keypointTriplets(convertPose(pose, layout.part(part)), predictions.keypointThreshold,
+                                     detail::TripletThird::Visibility);
         annotation[fmt::format("{}_kpts", part)] = t.values;
-        annotation[fmt::format("{}_valid", part)] = t.labelledCount > 0;
+        annotation[fmt::format("{}_valid", part)] = t.labelled > 0;
         if (std::string(part) != "foot") {
-          annotation[fmt::format("{}_box", part)] = t.labelledCount > 0
+          annotation[fmt::format("{}_box", part)] = t.labelled > 0
                                                         ? nlohmann::json{t.x1, t.y1, t.x2 - t.x1, t.y2 - t.y1}
                                                         : nlohmann::json{0, 0, 0, 0};
         }
@@ -104,7 +73,9 @@ std::string openPoseText(const KeypointPredictions& predictions) {
     for (const PoseInstance& pose : predictions.frames.front().instances) {
       nlohmann::json person = {{"person_id", {pose.trackId}}};
       const auto keypoints2d = [&](const char* part) {
-        return triplets(convertPose(pose, layout.part(part)), predictions.keypointThreshold, true).values;
+        return detail::keypointTriplets(convertPose(pose, layout.part(part)), predictions.keypointThreshold,
+                                        detail::TripletThird::Score)
+            .values;
       };
       person["pose_keypoints_2d"] = keypoints2d("pose");
       person["face_keypoints_2d"] = keypoints2d("face");

@@ -90,37 +90,38 @@ std::vector<std::vector<PoseInstance>> posesOf(const Model& model, const std::ve
   return poses;
 }
 
+// A stretched task (seg, matting): every picture stretched to the input, one forward pass, output `name`
+// of every picture back to its own pixels by `toImage(item, picture size)`.
+template <class ToImage>
+auto stretchedMaps(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
+                   StretchEnlarge enlarge, const char* name, ToImage toImage,
+                   std::vector<OutputCheck>& checks) {
+  const at::Tensor input = inputBatch(images, inputSize, [&](std::size_t, const cv::Mat& bgr) {
+    return stretchToInput(bgr, inputSize, enlarge);
+  });
+  const at::Tensor maps = model.forward(input).get(name);
+  std::vector<decltype(toImage(maps, cv::Size()))> out;
+  checks.clear();
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const at::Tensor item = batchItem(maps, static_cast<std::int64_t>(i));
+    checks.push_back(checkOutput(item));
+    out.push_back(toImage(item, sizeOf(images[i])));
+  }
+  return out;
+}
+
 std::vector<cv::Mat> segLabelsOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
                                  std::vector<OutputCheck>& checks) {
   requireTask(model, Task::Seg, "segmentImage");
-  const at::Tensor input = inputBatch(
-      images, inputSize, [&](std::size_t, const cv::Mat& bgr) { return stretchToInput(bgr, inputSize); });
-  const at::Tensor logits = model.forward(input).get("seg_logits");
-  std::vector<cv::Mat> labels;
-  checks.clear();
-  for (std::size_t i = 0; i < images.size(); ++i) {
-    const at::Tensor item = batchItem(logits, static_cast<std::int64_t>(i));
-    checks.push_back(checkOutput(item));
-    labels.push_back(segLabels(item, sizeOf(images[i])).labels);
-  }
-  return labels;
+  return stretchedMaps(
+      model, images, inputSize, StretchEnlarge::Cubic, "seg_logits",
+      [](const at::Tensor& logits, cv::Size size) { return segLabels(logits, size).labels; }, checks);
 }
 
 std::vector<Matte> mattesOf(const Model& model, const std::vector<cv::Mat>& images, InputSize inputSize,
                             std::vector<OutputCheck>& checks) {
   requireTask(model, Task::Matting, "estimateMatte");
-  const at::Tensor input = inputBatch(images, inputSize, [&](std::size_t, const cv::Mat& bgr) {
-    return stretchToInput(bgr, inputSize, StretchEnlarge::Linear);
-  });
-  const at::Tensor mattes = model.forward(input).get("matting");
-  std::vector<Matte> out;
-  checks.clear();
-  for (std::size_t i = 0; i < images.size(); ++i) {
-    const at::Tensor item = batchItem(mattes, static_cast<std::int64_t>(i));
-    checks.push_back(checkOutput(item));
-    out.push_back(matteImage(item, sizeOf(images[i])));
-  }
-  return out;
+  return stretchedMaps(model, images, inputSize, StretchEnlarge::Linear, "matting", matteImage, checks);
 }
 
 // Letterboxes every picture and runs the model once; `images` and `letterboxes` correspond.

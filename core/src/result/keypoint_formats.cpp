@@ -9,20 +9,25 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 namespace sapiens {
 namespace {
 
-const char* formatKey(KeypointFormat format) {
-  switch (format) {
-    case KeypointFormat::Coco17:
-      return "coco17";
-    case KeypointFormat::CocoWholeBody:
-      return "coco_wholebody";
-    case KeypointFormat::OpenPose:
-      return "openpose_body25";
-  }
-  return "";
+// Each layout's name for users and its key in keypoint_formats.json.
+struct FormatEntry {
+  KeypointFormat format;
+  std::string_view name;
+  const char* key;
+};
+constexpr FormatEntry kFormatEntries[] = {{KeypointFormat::Coco17, "coco17", "coco17"},
+                                          {KeypointFormat::CocoWholeBody, "wholebody", "coco_wholebody"},
+                                          {KeypointFormat::OpenPose, "openpose", "openpose_body25"}};
+
+const FormatEntry& entryOf(KeypointFormat format) {
+  for (const FormatEntry& entry : kFormatEntries)
+    if (entry.format == format) return entry;
+  throw std::invalid_argument("unknown keypoint format");
 }
 
 KeypointPart readPart(const json_support::Cursor& cursor, const std::string& name,
@@ -49,10 +54,10 @@ KeypointLayout readLayout(const std::string& path, KeypointFormat format) {
   const json_support::Cursor root(path, document);
   std::map<std::string, int> goliath;
   for (std::size_t i = 0; i < keypoints308().names.size(); ++i) goliath[keypoints308().names[i]] = int(i);
-  const json_support::Cursor layout = root["formats"][formatKey(format)];
+  const json_support::Cursor layout = root["formats"][entryOf(format).key];
   KeypointLayout out;
   const json_support::Cursor parts = layout["parts"];
-  for (const auto& [name, value] : document["formats"][formatKey(format)]["parts"].items())
+  for (const auto& [name, value] : document["formats"][entryOf(format).key]["parts"].items())
     out.parts.push_back(readPart(parts[name.c_str()], name, goliath));
   const json_support::Cursor skeleton = layout["skeleton"];
   for (std::size_t i = 0; i < skeleton.arraySize(); ++i) {
@@ -72,15 +77,7 @@ KeypointLayout readLayout(const std::string& path, KeypointFormat format) {
 }  // namespace
 
 std::string_view keypointFormatName(KeypointFormat format) {
-  switch (format) {
-    case KeypointFormat::Coco17:
-      return "coco17";
-    case KeypointFormat::CocoWholeBody:
-      return "wholebody";
-    case KeypointFormat::OpenPose:
-      return "openpose";
-  }
-  return "";
+  return entryOf(format).name;
 }
 
 std::optional<KeypointFormat> parseKeypointFormat(std::string_view text) {
@@ -90,8 +87,11 @@ std::optional<KeypointFormat> parseKeypointFormat(std::string_view text) {
 }
 
 const std::vector<KeypointFormat>& keypointFormats() {
-  static const std::vector<KeypointFormat> formats = {KeypointFormat::Coco17, KeypointFormat::CocoWholeBody,
-                                                      KeypointFormat::OpenPose};
+  static const std::vector<KeypointFormat> formats = [] {
+    std::vector<KeypointFormat> all;
+    for (const FormatEntry& entry : kFormatEntries) all.push_back(entry.format);
+    return all;
+  }();
   return formats;
 }
 

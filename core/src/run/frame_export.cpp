@@ -53,6 +53,13 @@ KeypointPredictions keypointPredictions(const FrameResult& frame, const std::str
   return predictions;
 }
 
+// The layout a converted keypoint file is written in.
+KeypointFormat convertedFormat(ResultFile file) {
+  return file == ResultFile::PoseCoco17      ? KeypointFormat::Coco17
+         : file == ResultFile::PoseWholeBody ? KeypointFormat::CocoWholeBody
+                                             : KeypointFormat::OpenPose;
+}
+
 // `drawOnPicture`: the pose overlay may be drawn on bgr itself.
 void writeOne(ResultFile file, const std::string& path, const FrameResult& frame, const cv::Mat& bgr,
               bool drawOnPicture, const std::string& imageName, const FrameExportOptions& options) {
@@ -71,13 +78,9 @@ void writeOne(ResultFile file, const std::string& path, const FrameResult& frame
     case ResultFile::PoseCoco:
       return writeCocoKeypoints(path, keypointPredictions(frame, imageName, options), keypoints308());
     case ResultFile::PoseCoco17:
-      return writeConvertedKeypoints(path, KeypointFormat::Coco17,
-                                     keypointPredictions(frame, imageName, options));
     case ResultFile::PoseWholeBody:
-      return writeConvertedKeypoints(path, KeypointFormat::CocoWholeBody,
-                                     keypointPredictions(frame, imageName, options));
     case ResultFile::PoseOpenPose:
-      return writeConvertedKeypoints(path, KeypointFormat::OpenPose,
+      return writeConvertedKeypoints(path, convertedFormat(file),
                                      keypointPredictions(frame, imageName, options));
     case ResultFile::Normal:
       return writeNormalPng(path, frame.normal, foreground, note);
@@ -116,12 +119,6 @@ void writeOne(ResultFile file, const std::string& path, const FrameResult& frame
       return writeImageFile(path, overlay, {}, note);
     }
   }
-}
-
-KeypointFormat convertedFormat(ResultFile file) {
-  return file == ResultFile::PoseCoco17      ? KeypointFormat::Coco17
-         : file == ResultFile::PoseWholeBody ? KeypointFormat::CocoWholeBody
-                                             : KeypointFormat::OpenPose;
 }
 
 // Whether exportFrame writes `file` for `frame` with `options`.
