@@ -55,6 +55,8 @@ if(SAPIENS_WITH_CURL)
   endif()
 endif()
 message(STATUS "Checkpoint downloads (libcurl): ${SAPIENS_HAVE_CURL}")
+# SHA-256 of checkpoints (downloads checked against the hub's hash, `models verify --hash`).
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 
 if(SAPIENS_BUILD_MEDIA)
   find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs objdetect video)

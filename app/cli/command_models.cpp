@@ -7,7 +7,8 @@
 #include "sapiens/common/paths.h"
 #include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/model_zoo.h"
-#include "sapiens/net/http_download.h"
+#include "sapiens/net/checkpoint_download.h"
+#include "sapiens/net/sha256.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -34,6 +35,7 @@ struct ModelsArgs {
   std::string endpoint;
   bool json = false;
   bool force = false;
+  bool hash = false;
 };
 
 std::string rootOf(const ModelsArgs& a) {
@@ -60,12 +62,6 @@ std::vector<const zoo::Entry*> selected(const std::vector<std::string>& ids) {
   return entries;
 }
 
-std::uint64_t partBytes(const std::string& path) {
-  std::error_code ec;
-  const std::string part = partialPath(path);
-  return fs::is_regular_file(part, ec) ? fs::file_size(part, ec) : 0;
-}
-
 int listModels(const ModelsArgs& a) {
   const std::string root = rootOf(a);
   nlohmann::json out = {
@@ -77,7 +73,7 @@ int listModels(const ModelsArgs& a) {
   }
   for (const zoo::Entry& e : zoo::catalogue()) {
     const zoo::FileCheck check = zoo::checkInstalled(e, root);
-    const std::uint64_t partial = partBytes(check.path);
+    const std::uint64_t partial = zoo::partialBytes(e, root);
     std::string status(zoo::stateName(check.state));
     if (check.state == zoo::FileState::Missing && partial > 0) status = "partial";
     out["checkpoints"].push_back({{"id", e.id},
@@ -111,7 +107,14 @@ int listModels(const ModelsArgs& a) {
   return kOk;
 }
 
+std::string fileHash(const std::string& path) {
+  const std::optional<std::string> hash = sha256OfFile(path, {}, [] { return interrupted.load(); });
+  if (!hash) throw std::runtime_error("verify: interrupted while hashing " + path);
+  return *hash;
+}
+
 int verifyModels(const ModelsArgs& a) {
+  onStopSignals([](int) { interrupted = true; });
   const std::string root = rootOf(a);
   std::vector<const zoo::Entry*> entries = selected(a.ids);
   const bool all = entries.empty();
@@ -135,6 +138,8 @@ int verifyModels(const ModelsArgs& a) {
         if (!all) std::cout << fmt::format("missing  {}\n", check.path);
         break;
     }
+    if (a.hash && check.state != zoo::FileState::Missing)
+      std::cout << fmt::format("         sha256 {}\n", fileHash(check.path));
   }
   std::cout << fmt::format("verify: {} valid, {} invalid{} under {}\n", valid, invalid,
                            all ? "" : fmt::format(", {} missing", missing), root);
@@ -143,7 +148,10 @@ int verifyModels(const ModelsArgs& a) {
 
 void showProgress(const std::string& id, const DownloadProgress& p, bool terminal) {
   std::string line;
-  if (p.total && *p.total > 0) {
+  if (p.verifying && p.total && *p.total > 0) {
+    line = fmt::format("{}: checking SHA-256, {:.0f} %", id,
+                       100.0 * static_cast<double>(p.received) / static_cast<double>(*p.total));
+  } else if (p.total && *p.total > 0) {
     line = fmt::format("{}: {} of {} ({:.1f} %), {}/s", id, humanBytes(p.received), humanBytes(*p.total),
                        100.0 * static_cast<double>(p.received) / static_cast<double>(*p.total),
                        humanBytes(static_cast<std::uint64_t>(p.bytesPerSecond)));
@@ -165,32 +173,29 @@ int downloadModels(const ModelsArgs& a) {
   const std::string root = rootOf(a);
   onStopSignals([](int) { interrupted = true; });
   const bool terminal = isatty(STDERR_FILENO);
-  std::vector<std::string> headers;
-  if (const char* token = std::getenv("HF_TOKEN"); token && *token)
-    headers.push_back(std::string("Authorization: Bearer ") + token);
   int failures = 0;
   for (const zoo::Entry* e : entries) {
-    const std::string destination = root + "/" + e->relativePath;
-    if (!a.force && zoo::checkFile(*e, destination).state == zoo::FileState::Valid) {
-      std::cout << fmt::format("{}: already present and valid: {}\n", e->id, destination);
-      continue;
-    }
-    DownloadRequest request;
-    request.url = zoo::downloadUrl(*e, a.endpoint);
-    request.destination = destination;
-    request.headers = headers;
-    request.isCancelled = [] { return interrupted.load(); };
-    request.onProgress = [&](const DownloadProgress& p) { showProgress(e->id, p, terminal); };
-    request.validate = [e](const std::string& part) {
-      const zoo::FileCheck check = zoo::checkFile(*e, part);
-      if (check.state != zoo::FileState::Valid) throw std::runtime_error(check.problem);
-    };
-    std::cerr << fmt::format("{}: {} -> {}\n", e->id, request.url, destination);
+    zoo::CheckpointDownload job;
+    job.entry = e;
+    job.root = root;
+    job.endpoint = a.endpoint;
+    job.force = a.force;
+    job.isCancelled = [] { return interrupted.load(); };
+    job.onProgress = [&](const DownloadProgress& p) { showProgress(e->id, p, terminal); };
+    std::cerr << fmt::format("{}: {} -> {}\n", e->id, zoo::downloadUrl(*e, a.endpoint),
+                             zoo::installedPath(*e, root));
     try {
-      const DownloadResult r = downloadFile(request);
+      const zoo::CheckpointDownloadResult r = zoo::downloadCheckpoint(job);
       if (terminal) std::fprintf(stderr, "\n");
-      std::cout << fmt::format("{}: downloaded {} ({}{})\n", e->id, r.path, humanBytes(r.bytes),
-                               r.resumedFrom ? ", resumed at " + humanBytes(r.resumedFrom) : "");
+      if (r.alreadyPresent) {
+        std::cout << fmt::format("{}: already present and valid: {}\n", e->id, r.path);
+        continue;
+      }
+      std::cout << fmt::format(
+          "{}: downloaded {} ({}{}{})\n", e->id, r.path, humanBytes(r.download.bytes),
+          r.download.resumedFrom ? ", resumed at " + humanBytes(r.download.resumedFrom) : "",
+          r.download.sha256.empty() ? ", no SHA-256 announced"
+                                    : ", SHA-256 " + r.download.sha256 + " as announced");
     } catch (const DownloadError& err) {
       if (terminal) std::fprintf(stderr, "\n");
       std::cerr << e->id << ": " << err.what() << "\n";
@@ -220,6 +225,8 @@ CliCommand modelsCommand("models", [](CLI::App& app) -> CommandAction {
                        "Hugging Face endpoint or mirror (default $HF_ENDPOINT or https://huggingface.co)");
   download->add_flag("--force", a->force, "Download even when a valid file is present");
   verify->add_option("ids", a->ids, "Checkpoints to check (default: every one present)");
+  verify->add_flag("--hash", a->hash,
+                   "Also compute and print each file's SHA-256 (compare with the hub's file page)");
   return [a, list, download]() -> int {
     if (list->parsed()) return listModels(*a);
     if (download->parsed()) return downloadModels(*a);

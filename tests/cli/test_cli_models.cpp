@@ -5,6 +5,7 @@
 #include "sapiens/net/http_download.h"
 #include "test_support.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -79,6 +80,13 @@ class CliModelsTest : public QObject {
     QVERIFY2(r.exitCode == 1, qPrintable(describe(r)));
     QVERIFY2(r.err.contains("holds a seg model, not pose"), qPrintable(r.err));
 
+    r = runCli({"models", "verify", "--hash", "--root", root.path()});
+    const QByteArray sha256 =
+        QCryptographicHash::hash(readAll(root.path() + "/pose/sapiens2_1b_pose.safetensors"),
+                                 QCryptographicHash::Sha256)
+            .toHex();
+    QVERIFY2(r.out.contains("sha256 " + sha256), qPrintable(describe(r)));
+
     r = runCli({"models", "verify", "albedo-0.4b", "--root", root.path()});
     QVERIFY2(r.exitCode == 2 && r.err.contains("unknown checkpoint 'albedo-0.4b'"), qPrintable(describe(r)));
   }
@@ -98,6 +106,29 @@ class CliModelsTest : public QObject {
     QVERIFY(!QFile::exists(root.path() + "/seg/sapiens2_0.4b_seg.safetensors"));
     QVERIFY(!QFile::exists(root.path() + "/seg/sapiens2_0.4b_seg.safetensors.part"));
     QCOMPARE(server.requests().size(), std::size_t{1});
+  }
+
+  void aDownloadWhoseHashIsNotTheHubsKeepsNoFile() {
+    if (!sapiens::downloadSupported()) QSKIP("built without libcurl");
+    LocalHttpServer server;
+    const QByteArray body = readAll(QString::fromStdString(fixture("golden/seg/model.safetensors")));
+    server.serve("/cdn/seg", {body});
+    LocalHttpServer::File redirect;  // as the hub answers for an LFS file
+    const QByteArray announced =
+        QCryptographicHash::hash("not this file", QCryptographicHash::Sha256).toHex();
+    redirect.redirectTo = server.base() + "/cdn/seg";
+    redirect.headers = "X-Linked-Etag: \"" + announced.toStdString() + "\"\r\n";
+    server.serve("/facebook/sapiens2-seg-1b/resolve/main/sapiens2_1b_seg.safetensors", redirect);
+    QTemporaryDir root;
+    const auto r = runCli({"models", "download", "seg-1b", "--root", root.path(), "--endpoint",
+                           QString::fromStdString(server.base())},
+                          60000, kNoProxy);
+    QVERIFY2(r.exitCode == 1, qPrintable(describe(r)));
+    const QByteArray actual = QCryptographicHash::hash(body, QCryptographicHash::Sha256).toHex();
+    QVERIFY2(r.err.contains("nothing placed") && r.err.contains(announced) && r.err.contains(actual) &&
+                 r.err.contains("seg/sapiens2_1b_seg.safetensors"),
+             qPrintable(r.err));
+    QVERIFY(QDir(root.path() + "/seg").entryList(QDir::Files).isEmpty());
   }
 
   void anInterruptedDownloadResumesOnTheNextRun() {

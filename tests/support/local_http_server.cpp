@@ -153,6 +153,10 @@ void LocalHttpServer::handle(int client) {
     respond(file.status, "Error", "", body.data(), body.size(), static_cast<std::int64_t>(body.size()));
     return;
   }
+  if (!file.redirectTo.empty()) {
+    respond(302, "Found", file.headers + "Location: " + file.redirectTo + "\r\n", "", 0, 0);
+    return;
+  }
   const auto total = static_cast<std::size_t>(file.body.size());
   std::size_t start = 0;
   bool partial = false;
@@ -160,8 +164,8 @@ void LocalHttpServer::handle(int client) {
     const std::string spec = request.range.substr(6);
     start = static_cast<std::size_t>(std::stoull(spec.substr(0, spec.find('-'))));
     if (start >= total) {
-      respond(416, "Range Not Satisfiable", "Content-Range: bytes */" + std::to_string(total) + "\r\n", "", 0,
-              0);
+      respond(416, "Range Not Satisfiable",
+              file.headers + "Content-Range: bytes */" + std::to_string(total) + "\r\n", "", 0, 0);
       return;
     }
     partial = true;
@@ -170,11 +174,11 @@ void LocalHttpServer::handle(int client) {
   const std::int64_t announced = static_cast<std::int64_t>(size) + file.lengthDelta;
   if (partial) {
     respond(206, "Partial Content",
-            "Content-Range: bytes " + std::to_string(start) + "-" + std::to_string(total - 1) + "/" +
-                std::to_string(total) + "\r\nAccept-Ranges: bytes\r\n",
+            file.headers + "Content-Range: bytes " + std::to_string(start) + "-" + std::to_string(total - 1) +
+                "/" + std::to_string(total) + "\r\nAccept-Ranges: bytes\r\n",
             file.body.constData() + start, size, announced);
   } else {
-    respond(200, "OK", "Accept-Ranges: bytes\r\n", file.body.constData(), size, announced);
+    respond(200, "OK", file.headers + "Accept-Ranges: bytes\r\n", file.body.constData(), size, announced);
   }
 }
 

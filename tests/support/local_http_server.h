@@ -25,6 +25,8 @@ class LocalHttpServer {
     std::int64_t cutAfter = -1;    ///< close the connection after this many body bytes ...
     int cutTimes = 1;              ///< ... on this many requests
     std::int64_t stallAfter = -1;  ///< stop sending after this many bytes until the client leaves
+    std::string headers{};         ///< extra response headers, "Name: value\r\n" each
+    std::string redirectTo{};      ///< answer 302 to this URL (with `headers`), as the hub does for LFS
   };
   struct Request {
     std::string method;

@@ -1,11 +1,13 @@
 // Resumable downloads against a local HTTP server (tests/support/local_http_server.h) on 127.0.0.1:
 // complete, cut off midway and resumed with a Range request, a server that ignores ranges, one that
 // lies about Content-Length either way, cancel, HTTP errors, an expected size, a proxy from the
-// environment. Nothing here reaches the internet.
+// environment, the SHA-256 the hub announces on its redirect (X-Linked-Etag) or the caller expects.
+// Nothing here reaches the internet.
 
 #include "local_http_server.h"
 #include "sapiens/model/safetensors.h"
 #include "sapiens/net/http_download.h"
+#include "sapiens/net/sha256.h"
 #include "test_support.h"
 
 #include <QFile>
@@ -38,6 +40,21 @@ QByteArray fixtureBytes() {
 // A safetensors header check, as `models download` does with the catalogue's architecture on top.
 void checkSafetensors(const std::string& path) {
   SafetensorsFile::open(path);
+}
+
+// Serves `body` as the hub serves an LFS file: /resolve/m.safetensors answers 302 to /cdn/m.safetensors
+// with the file's size and (announced) hash in X-Linked-Size and X-Linked-Etag.
+void serveLikeTheHub(LocalHttpServer& server, const QByteArray& body, const std::string& announcedSha256) {
+  server.serve("/cdn/m.safetensors", {body});
+  LocalHttpServer::File redirect;
+  redirect.redirectTo = server.base() + "/cdn/m.safetensors";
+  redirect.headers =
+      "X-Linked-Etag: \"" + announcedSha256 + "\"\r\nX-Linked-Size: " + std::to_string(body.size()) + "\r\n";
+  server.serve("/resolve/m.safetensors", redirect);
+}
+
+std::string sha256Of(const QByteArray& bytes) {
+  return sha256Hex(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
 }
 
 }  // namespace
@@ -261,6 +278,78 @@ class TestHttpDownload : public QObject {
     }
     QCOMPARE(readAll(dest), QByteArray("old"));
     QVERIFY(!QFile::exists(dest + ".part"));
+  }
+
+  void sha256MatchesTheStandardsVectors() {
+    QCOMPARE(sha256Hex("abc"),
+             std::string("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    QCOMPARE(sha256Hex(""), std::string("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+    const std::string hex = sha256Hex("abc");
+    QCOMPARE(sha256FromEtag("\"" + hex + "\""), hex);
+    QCOMPARE(sha256FromEtag("W/\"BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD\""), hex);
+    QCOMPARE(sha256FromEtag("\"5d41402abc4b2a76b9719d911017c592\""), std::string());  // an MD5-like ETag
+    QTemporaryDir dir;
+    writeAll(dir.path() + "/f", body_);
+    std::uint64_t reported = 0;
+    const auto fileHash =
+        sha256OfFile((dir.path() + "/f").toStdString(), [&](std::uint64_t n) { reported = n; });
+    QVERIFY(fileHash && *fileHash == sha256Of(body_));
+    QCOMPARE(reported, static_cast<std::uint64_t>(body_.size()));
+    QVERIFY(!sha256OfFile((dir.path() + "/f").toStdString(), {}, [] { return true; }));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, sha256OfFile((dir.path() + "/none").toStdString()));
+  }
+
+  void theHubsAnnouncedSha256IsCheckedAcrossItsRedirect() {
+    LocalHttpServer server;
+    serveLikeTheHub(server, body_, sha256Of(body_));
+    QTemporaryDir dir;
+    const QString dest = dir.path() + "/m.safetensors";
+    DownloadRequest request;
+    request.url = server.base() + "/resolve/m.safetensors";
+    request.destination = dest.toStdString();
+    bool verified = false;
+    request.onProgress = [&](const DownloadProgress& p) { verified = verified || p.verifying; };
+    const DownloadResult r = downloadFile(request);
+    QCOMPARE(r.sha256, sha256Of(body_));
+    QVERIFY(verified);
+    QVERIFY(readAll(dest) == body_);
+
+    const RemoteFile remote = probeRemoteFile(request.url);
+    QVERIFY(remote.bytes && *remote.bytes == static_cast<std::uint64_t>(body_.size()));
+    QCOMPARE(remote.sha256, sha256Of(body_));
+    QCOMPARE(server.requests().back().method, std::string("HEAD"));
+  }
+
+  void aWrongSha256KeepsNoFileAndNamesBothHashes() {
+    LocalHttpServer server;
+    const std::string announced = sha256Hex("another file");
+    serveLikeTheHub(server, body_, announced);
+    QTemporaryDir dir;
+    const QString dest = dir.path() + "/m.safetensors";
+    writeAll(dest, "the old file");
+    DownloadRequest request;
+    request.url = server.base() + "/resolve/m.safetensors";
+    request.destination = dest.toStdString();
+    try {
+      downloadFile(request);
+      QFAIL("a file whose hash is not the announced one must be rejected");
+    } catch (const DownloadError& e) {
+      QCOMPARE(e.kind(), DownloadError::Kind::HashMismatch);
+      const QString what = e.what();
+      QVERIFY2(what.contains(QString::fromStdString(announced)) &&
+                   what.contains(QString::fromStdString(sha256Of(body_))) && what.contains(dest),
+               e.what());
+    }
+    QCOMPARE(readAll(dest), QByteArray("the old file"));
+    QVERIFY(!QFile::exists(dest + ".part"));
+
+    // The caller's hash wins over the server's; switched off, neither is checked.
+    request.expectedSha256 = sha256Of(body_);
+    QCOMPARE(downloadFile(request).sha256, sha256Of(body_));
+    request.expectedSha256.clear();
+    request.checkAnnouncedSha256 = false;
+    request.resume = false;
+    QCOMPARE(downloadFile(request).sha256, std::string());
   }
 
   void theProxyComesFromTheEnvironment() {

@@ -23,9 +23,9 @@ Entry makeEntry(Task task, const std::string& size) {
   e.repository = "facebook/sapiens2-" + e.id;
   e.fileName = officialCheckpointFileName(size, task);
   e.relativePath = folder + "/" + e.fileName;
-  const Architecture arch = officialArchitecture(size, task);
-  e.tensors = static_cast<std::int64_t>(expectedParameters(arch).size());
-  e.elements = parameterCount(arch);
+  e.expected = officialArchitecture(size, task);
+  e.tensors = static_cast<std::int64_t>(expectedParameters(e.expected).size());
+  e.elements = parameterCount(e.expected);
   e.dataBytesIfF32 = 4 * static_cast<std::uint64_t>(e.elements);
   return e;
 }
@@ -43,8 +43,19 @@ std::string trimSlash(std::string text) {
 
 }  // namespace
 
-Architecture Entry::architecture() const {
-  return officialArchitecture(size, task);
+Entry customEntry(const std::string& id, const std::string& repository, const Architecture& architecture) {
+  Entry e;
+  e.task = architecture.task;
+  e.size = officialBackboneSize(architecture.backbone).value_or("custom");
+  e.id = id;
+  e.repository = repository;
+  e.fileName = id + ".safetensors";
+  e.relativePath = std::string(taskFolderName(e.task)) + "/" + e.fileName;
+  e.expected = architecture;
+  e.tensors = static_cast<std::int64_t>(expectedParameters(architecture).size());
+  e.elements = parameterCount(architecture);
+  e.dataBytesIfF32 = 4 * static_cast<std::uint64_t>(e.elements);
+  return e;
 }
 
 const std::vector<Entry>& catalogue() {

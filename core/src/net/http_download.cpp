@@ -2,6 +2,7 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/version.h"
+#include "sapiens/net/sha256.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -43,6 +44,11 @@ DownloadResult downloadFile(const DownloadRequest& request) {
   throw DownloadError(DownloadError::Kind::Unsupported,
                       "cannot download " + request.url +
                           ": this build has no libcurl (install libcurl4-openssl-dev and rebuild)");
+}
+
+RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string>&, long) {
+  throw DownloadError(DownloadError::Kind::Unsupported,
+                      "cannot ask " + url + " for its size: this build has no libcurl");
 }
 
 #else
@@ -97,6 +103,7 @@ struct Response {
   std::optional<std::uint64_t> contentLength;
   std::optional<std::uint64_t> rangeStart;  ///< Content-Range: bytes START-END/TOTAL
   std::optional<std::uint64_t> rangeTotal;  ///< also from "bytes */TOTAL" (416)
+  std::string etagSha256;                   ///< the ETag when it is a SHA-256
 };
 
 struct Transfer {
@@ -104,6 +111,8 @@ struct Transfer {
   std::string part;
   std::uint64_t offset = 0;  ///< bytes of the .part file this transfer continues from
   Response response;
+  std::string announcedSha256;                       ///< X-Linked-Etag of any response in the redirect chain
+  std::optional<std::uint64_t> announcedLinkedSize;  ///< X-Linked-Size, likewise
   int fd = -1;
   bool bodyStarted = false;
   std::uint64_t written = 0;  ///< body bytes of this transfer written to the file
@@ -133,6 +142,12 @@ std::size_t onHeader(char* data, std::size_t size, std::size_t count, void* user
     t->response = Response{};
     const auto space = line.find(' ');
     if (space != std::string::npos) t->response.status = std::atol(line.c_str() + space + 1);
+  } else if (startsWithNoCase(line, "x-linked-etag:")) {
+    t->announcedSha256 = sha256FromEtag(trim(line.substr(14)));
+  } else if (startsWithNoCase(line, "x-linked-size:")) {
+    t->announcedLinkedSize = parseNumber(trim(line.substr(14)));
+  } else if (startsWithNoCase(line, "etag:")) {
+    t->response.etagSha256 = sha256FromEtag(trim(line.substr(5)));
   } else if (startsWithNoCase(line, "content-length:")) {
     t->response.contentLength = parseNumber(trim(line.substr(15)));
   } else if (startsWithNoCase(line, "content-range:")) {
@@ -391,11 +406,65 @@ void checkTransferEnded(const Attempt& attempt, const std::string& part, const s
   }
 }
 
-// The size the server announced and the one the caller expects, and the caller's own check; a file that
-// fails one is removed. Returns the file's size.
-std::uint64_t checkReceived(const DownloadRequest& request, const Transfer& t, const std::string& part,
-                            const std::string& where, bool complete416) {
-  const std::uint64_t bytes = fileSize(part);
+// The hash to check the file against: the caller's, else the one the server announced, else none.
+std::string expectedHash(const DownloadRequest& request, const Transfer& t, std::string& source) {
+  if (!request.expectedSha256.empty()) {
+    source = "expected";
+    const std::string hex = sha256FromEtag(request.expectedSha256);
+    return hex.empty() ? request.expectedSha256 : hex;
+  }
+  source = "the server announced";
+  return request.checkAnnouncedSha256 ? t.announcedSha256 : std::string();
+}
+
+// The file's SHA-256 against the expected one ("" when there is nothing to check against). A cancel
+// keeps the .part file: the next run finds it complete and checks it again.
+std::string checkHash(const DownloadRequest& request, const Transfer& t, const std::string& part,
+                      const std::string& where,
+                      const std::function<DownloadError(Kind, const std::string&)>& reject) {
+  std::string source;
+  const std::string expected = expectedHash(request, t, source);
+  if (expected.empty()) return "";
+  const std::uint64_t total = fileSize(part);
+  auto lastReport = std::chrono::steady_clock::now();
+  auto progress = [&](std::uint64_t done) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!request.onProgress || (done < total && now - lastReport < std::chrono::milliseconds(100))) return;
+    lastReport = now;
+    DownloadProgress p;
+    p.received = done;
+    p.total = total;
+    p.verifying = true;
+    request.onProgress(p);
+  };
+  std::optional<std::string> actual;
+  try {
+    actual = sha256OfFile(part, progress, request.isCancelled);
+  } catch (const std::runtime_error& e) {
+    throw DownloadError(Kind::Io, fmt::format("download failed: {}: {}", where, e.what()));
+  }
+  if (!actual)
+    throw DownloadError(Kind::Cancelled, fmt::format("download cancelled while checking its SHA-256: {} "
+                                                     "({} kept in {}; run again to resume)",
+                                                     where, humanBytes(total), part));
+  if (*actual != expected)
+    throw reject(Kind::HashMismatch, fmt::format("its SHA-256 is {} but {} {}", *actual, source, expected));
+  logger().info("{}: SHA-256 {} as {}", where, *actual, source);
+  return *actual;
+}
+
+struct Received {
+  std::uint64_t bytes = 0;
+  std::string sha256;
+};
+
+// The size the server announced and the one the caller expects, the hash, and the caller's own check; a
+// file that fails one is removed.
+Received checkReceived(const DownloadRequest& request, const Transfer& t, const std::string& part,
+                       const std::string& where, bool complete416) {
+  Received received;
+  received.bytes = fileSize(part);
+  const std::uint64_t bytes = received.bytes;
   const std::optional<std::uint64_t> announced = complete416 ? t.response.rangeTotal : t.total();
   auto reject = [&](Kind kind, const std::string& why) {
     removePart(part);
@@ -408,6 +477,7 @@ std::uint64_t checkReceived(const DownloadRequest& request, const Transfer& t, c
   if (request.expectedBytes && bytes != *request.expectedBytes)
     throw reject(Kind::SizeMismatch,
                  fmt::format("received {} bytes, expected {}", bytes, *request.expectedBytes));
+  received.sha256 = checkHash(request, t, part, where, reject);
   if (request.validate) {
     try {
       request.validate(part);
@@ -415,7 +485,7 @@ std::uint64_t checkReceived(const DownloadRequest& request, const Transfer& t, c
       throw reject(Kind::Invalid, e.what());
     }
   }
-  return bytes;
+  return received;
 }
 
 }  // namespace
@@ -437,11 +507,13 @@ DownloadResult downloadFile(const DownloadRequest& request) {
     if (fd < 0) throw DownloadError(Kind::Io, fmt::format("cannot write {}: {}", part, errnoText(errno)));
     ::close(fd);
   }
-  const std::uint64_t bytes = checkReceived(request, t, part, where, complete416);
+  const Received received = checkReceived(request, t, part, where, complete416);
+  const std::uint64_t bytes = received.bytes;
   place(part, destination, request.url);
   DownloadResult result;
   result.path = destination;
   result.bytes = bytes;
+  result.sha256 = received.sha256;
   result.resumedFrom = status == 206 || complete416 ? offset : 0;
   result.httpStatus = status;
   if (request.onProgress) {
@@ -454,6 +526,46 @@ DownloadResult downloadFile(const DownloadRequest& request) {
   logger().info("downloaded {} ({}{})", where, humanBytes(bytes),
                 result.resumedFrom ? fmt::format(", resumed at {}", humanBytes(result.resumedFrom)) : "");
   return result;
+}
+
+RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string>& headers,
+                           long timeoutSeconds) {
+  initCurlOnce();
+  DownloadRequest request;  // only for the header callback's Transfer
+  request.url = url;
+  Transfer t;
+  t.request = &request;
+  CURL* curl = curl_easy_init();
+  if (!curl) throw DownloadError(Kind::Network, "cannot ask " + url + ": curl_easy_init failed");
+  char errorBuffer[CURL_ERROR_SIZE] = {0};
+  curl_slist* list = nullptr;
+  for (const std::string& h : headers) list = curl_slist_append(list, h.c_str());
+  const std::string agent = "sapiens2-studio/" + versionString();
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeoutSeconds);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  if (list) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  const CURLcode code = curl_easy_perform(curl);
+  const std::string curlError = errorBuffer[0] ? errorBuffer : curl_easy_strerror(code);
+  curl_slist_free_all(list);
+  curl_easy_cleanup(curl);
+  if (code != CURLE_OK)
+    throw DownloadError(Kind::Network, fmt::format("cannot ask {} for its size: {}", url, curlError));
+  const long status = t.response.status;
+  if (status != 200)
+    throw DownloadError(Kind::Http, fmt::format("cannot ask {} for its size: HTTP {}", url, status), status);
+  RemoteFile file;
+  file.httpStatus = status;
+  file.bytes = t.announcedLinkedSize ? t.announcedLinkedSize : t.response.contentLength;
+  file.sha256 = !t.announcedSha256.empty() ? t.announcedSha256 : t.response.etagSha256;
+  return file;
 }
 
 #endif

@@ -27,9 +27,14 @@ struct Entry {
   std::int64_t tensors = 0;  ///< tensors in the file (the RoPE periods buffer included)
   std::int64_t elements = 0;
   std::uint64_t dataBytesIfF32 = 0;  ///< 4 x elements: the data area when every tensor is stored F32
+  Architecture expected;             ///< what the file must hold
 
-  Architecture architecture() const;
+  const Architecture& architecture() const { return expected; }
 };
+
+/// An entry of another catalogue (a mirror's own models, a test's): `id` is also the file's stem,
+/// stored as <task folder>/<id>.safetensors in `repository`.
+Entry customEntry(const std::string& id, const std::string& repository, const Architecture& architecture);
 
 /// Every released checkpoint: pretrain 0.1b/0.4b/0.8b/1b/1b-4k/5b; pose, seg, normal, pointmap at
 /// 0.4b/0.8b/1b/5b (22 entries). No albedo checkpoint has been published.

@@ -1,7 +1,9 @@
 #pragma once
 // Resumable HTTP(S) downloads of large files (checkpoints) with libcurl: progress, cancel, resume of an
 // interrupted transfer with an HTTP Range request, size verification against what the server announced
-// (and an expected size when known), an optional content check, and atomic placement: the bytes go to
+// (and an expected size when known), a SHA-256 check against the hash the server announces (the Hugging
+// Face hub's X-Linked-Etag of LFS files) or the caller expects, an optional content check, and atomic
+// placement: the bytes go to
 // DESTINATION.part beside the target and are renamed over it only when complete and verified.
 // Proxies come from the environment as libcurl reads them (http_proxy, https_proxy, HTTPS_PROXY,
 // ALL_PROXY, no_proxy). Built only with libcurl (SAPIENS_HAVE_CURL); without it downloadSupported() is
@@ -24,6 +26,7 @@ class DownloadError : public std::runtime_error {
     Http,          ///< the server answered with an error status
     SizeMismatch,  ///< the bytes received disagree with the announced or expected size
     Invalid,       ///< the content check rejected the file
+    HashMismatch,  ///< the file's SHA-256 is not the announced or expected one (nothing is kept)
     Cancelled,     ///< the caller cancelled (the .part file is kept for a resume)
     Io,            ///< the local file could not be written or placed
   };
@@ -42,12 +45,15 @@ struct DownloadProgress {
   std::optional<std::uint64_t> total;  ///< the whole file's size, once the server has said it
   std::uint64_t resumedFrom = 0;       ///< bytes that were already there when this transfer started
   double bytesPerSecond = 0;           ///< of this transfer
+  bool verifying = false;  ///< the transfer is done and `received` bytes of the file have been hashed
 };
 
 struct DownloadRequest {
   std::string url;
   std::string destination;                     ///< final path; DESTINATION.part while downloading
   std::optional<std::uint64_t> expectedBytes;  ///< when known: any other size is an error
+  std::string expectedSha256;                  ///< hex; when set, any other hash is an error
+  bool checkAnnouncedSha256 = true;            ///< check against the hub's X-Linked-Etag when it is a SHA-256
   /// Checks the complete .part file before it is placed (e.g. a safetensors header check); throws
   /// std::exception to reject it (the .part file is then removed).
   std::function<void(const std::string& partPath)> validate;
@@ -64,6 +70,14 @@ struct DownloadResult {
   std::uint64_t bytes = 0;
   std::uint64_t resumedFrom = 0;  ///< 0 when the transfer started from the beginning
   long httpStatus = 0;            ///< of the last response (200, or 206 after a resume)
+  std::string sha256;             ///< the file's hash when one was checked, else ""
+};
+
+/// What a server says about a file before it is downloaded (a HEAD request, redirects followed).
+struct RemoteFile {
+  std::optional<std::uint64_t> bytes;  ///< X-Linked-Size, else the final Content-Length
+  std::string sha256;                  ///< from X-Linked-Etag (or the ETag) when it is a SHA-256, else ""
+  long httpStatus = 0;                 ///< of the final response
 };
 
 /// Whether this build can download (libcurl was found).
@@ -75,6 +89,11 @@ std::string downloadBackendVersion();
 /// URL and the destination. The destination is never left partially written: it is either the old
 /// file (or absent) or the complete verified new one.
 DownloadResult downloadFile(const DownloadRequest& request);
+
+/// Asks the server for the file's size and hash without downloading it. Throws DownloadError (Network,
+/// Http, Unsupported) naming the URL.
+RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string>& headers = {},
+                           long timeoutSeconds = 20);
 
 /// The .part path that downloadFile uses for `destination`.
 std::string partialPath(const std::string& destination);
