@@ -132,7 +132,6 @@ void MainWindow::createDocks() {
   media_ = new MediaBrowser;
   mediaDock_ = addDock(tr("Media"), "mediaDock", media_, Qt::LeftDockWidgetArea);
   models_ = new ModelBrowser;
-  models_->setRoot(QString::fromStdString(paths::checkpointRoot()));
   modelsDock_ = addDock(tr("Models"), "modelsDock", models_, Qt::LeftDockWidgetArea);
   tabifyDockWidget(mediaDock_, modelsDock_);
   mediaDock_->raise();
@@ -249,6 +248,7 @@ void MainWindow::setCompareMode(widgets::ImageView::CompareMode mode) {
 
 void MainWindow::createModels() {
   modelControl_ = new ModelController(this, inference_, models_, &background_);
+  models_->setRoot(modelControl_->checkpointRoot());
   computeBar_ = modelControl_->computeToolBar();
   addToolBar(Qt::TopToolBarArea, computeBar_);
   connect(modelControl_, &ModelController::runRequested, this, &MainWindow::runTasks);

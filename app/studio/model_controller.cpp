@@ -1,11 +1,13 @@
 #include "model_controller.h"
 
 #include "background_work.h"
+#include "checkpoint_jobs.h"
 #include "compute_devices.h"
 #include "compute_toolbar.h"
 #include "file_dialogs.h"
 #include "inference_session.h"
 #include "model_browser.h"
+#include "model_manager_dialog.h"
 #include "task_set.h"
 
 #include "sapiens/common/log.h"
@@ -40,6 +42,7 @@ ModelController::ModelController(QWidget* window, InferenceSession* inference, M
       inference_(inference),
       browser_(browser),
       pool_(pool),
+      jobs_(new CheckpointJobs(this)),
       computeBar_(new ComputeToolBar(window)),
       modelLabel_(new QLabel(tr("no model"))),
       deviceLabel_(new QLabel(cpuThreads())) {
@@ -96,6 +99,9 @@ void ModelController::createMenu(QMenuBar* menuBar) {
     connect(load, &QAction::triggered, this, [this, task] { chooseCheckpoint(task); });
   }
   models->addSeparator();
+  QAction* manage = models->addAction(tr("&Manage Models..."));
+  manage->setObjectName(QStringLiteral("actionManageModels"));
+  connect(manage, &QAction::triggered, this, &ModelController::showModelManager);
   demoFallbackAction_ = models->addAction(tr("Use &Demo Weights When No Checkpoint Is Found"));
   demoFallbackAction_->setObjectName(QStringLiteral("actionDemoFallback"));
   demoFallbackAction_->setCheckable(true);
@@ -105,17 +111,56 @@ void ModelController::createMenu(QMenuBar* menuBar) {
   discover->setObjectName(QStringLiteral("actionDiscoverCheckpoints"));
   connect(discover, &QAction::triggered, this, [this] {
     browser_->refresh();
-    discoverCheckpoints();
+    discoverCheckpoints(true);
   });
 }
 
-void ModelController::discoverCheckpoints() {
+QString ModelController::checkpointRoot() const {
+  const QString chosen = QSettings().value(QStringLiteral("models/checkpointRoot")).toString();
+  return QString::fromStdString(paths::checkpointRoot(chosen.toStdString()));
+}
+
+void ModelController::setCheckpointRoot(const QString& root) {
+  QSettings().setValue(QStringLiteral("models/checkpointRoot"), root);
+  if (paths::checkpointRootFromEnvironment())
+    logger().warn("$SAPIENS_CHECKPOINT_ROOT is set: it decides the checkpoint folder, not {}",
+                  qUtf8Printable(root));
+  else
+    logger().info("checkpoint folder: {}", qUtf8Printable(root));
+  browser_->setRoot(checkpointRoot());
+  if (manager_) manager_->setRoot(checkpointRoot());
+  discoverCheckpoints(true);
+}
+
+ModelManagerDialog* ModelController::modelManager() const {
+  return manager_;
+}
+
+void ModelController::showModelManager() {
+  if (!manager_) {
+    manager_ = new ModelManagerDialog(jobs_, zoo::catalogue(), checkpointRoot(), window_);
+    manager_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(manager_, &ModelManagerDialog::rootChosen, this, &ModelController::setCheckpointRoot);
+    connect(manager_, &ModelManagerDialog::checkpointsChanged, this, [this] {
+      browser_->refresh();
+      discoverCheckpoints(true);
+    });
+  }
+  manager_->show();
+  manager_->raise();
+  manager_->activateWindow();
+}
+
+void ModelController::discoverCheckpoints(bool replaceFound) {
   CheckpointRequest request;
+  request.root = checkpointRoot().toStdString();
   for (Task task : headTasksInRunOrder()) {
     const auto known = inference_->models().find(task);
     const bool loaded = known != inference_->models().end() && known->second.loaded;
-    // The user's choice stays; so does a loaded checkpoint, unless it is demo weights a found one replaces.
-    if (!userChosenTasks_.count(task) && (!loaded || demoTasks_.count(task))) request.tasks.push_back(task);
+    // The user's choice stays; so does a loaded checkpoint, unless it is demo weights a found one replaces
+    // or the folder it came from changed.
+    if (!userChosenTasks_.count(task) && (!loaded || demoTasks_.count(task) || replaceFound))
+      request.tasks.push_back(task);
   }
   if (request.tasks.empty()) return;
   request.demoFallback = demoFallbackAction_->isChecked();
@@ -124,10 +169,10 @@ void ModelController::discoverCheckpoints() {
   ++lookups_;
   runInBackground(
       *pool_, this, [request] { return resolveTaskCheckpoints(request); },
-      [this](const std::vector<TaskCheckpoint>& checkpoints, const QString& error) {
+      [this, replaceFound](const std::vector<TaskCheckpoint>& checkpoints, const QString& error) {
         --lookups_;
         if (!error.isEmpty()) logger().error("cannot look for checkpoints: {}", qUtf8Printable(error));
-        useCheckpoints(checkpoints);
+        useCheckpoints(checkpoints, replaceFound);
         if (lookups_ == 0 && runAfterLookup_) {
           runAfterLookup_ = false;
           Q_EMIT runRequested();
@@ -135,7 +180,7 @@ void ModelController::discoverCheckpoints() {
       });
 }
 
-void ModelController::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints) {
+void ModelController::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints, bool replaceFound) {
   QStringList demoTasks;
   for (const TaskCheckpoint& checkpoint : checkpoints) {
     const Task task = checkpoint.task;
@@ -147,12 +192,16 @@ void ModelController::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoi
       demoTasks_.erase(task);
       if (path != current) inference_->setModelPath(task, path);
     } else if (checkpoint.source == CheckpointSource::DemoWeights) {
-      if (!demoFallbackAction_->isChecked() || !current.isEmpty()) continue;  // off, or found meanwhile
-      inference_->setModelPath(task, path);
+      // Off, or found meanwhile (unless what was found before is what this lookup replaces).
+      if (!demoFallbackAction_->isChecked() || (!current.isEmpty() && !replaceFound)) continue;
+      if (path != current) inference_->setModelPath(task, path);
       demoTasks_.insert(task);
       demoTasks << taskLabel(task);
-    } else if (demoFallbackAction_->isChecked()) {
-      logger().error("no demo weights: {}", checkpoint.error);
+    } else {
+      if (demoFallbackAction_->isChecked()) logger().error("no demo weights: {}", checkpoint.error);
+      // A checkpoint of a folder no longer in use goes with it.
+      if (replaceFound && !current.isEmpty()) inference_->setModelPath(task, QString());
+      demoTasks_.erase(task);
     }
   }
   if (!demoTasks.isEmpty()) {
@@ -176,7 +225,7 @@ void ModelController::setDemoFallback(bool on) {
 }
 
 void ModelController::chooseCheckpoint(Task task) {
-  const QString start = QString::fromStdString(paths::checkpointRoot());
+  const QString start = checkpointRoot();
   const QString file =
       QFileDialog::getOpenFileName(window_, tr("Load %1 Checkpoint").arg(taskLabel(task)),
                                    QFileInfo(start).isDir() ? start : dialogDirectory(),

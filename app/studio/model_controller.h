@@ -8,6 +8,7 @@
 #include "sapiens/model/task_checkpoints.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
 
 #include <set>
@@ -21,9 +22,11 @@ class QWidget;
 
 namespace sapiens::studio {
 
+class CheckpointJobs;
 class ComputeToolBar;
 class InferenceSession;
 class ModelBrowser;
+class ModelManagerDialog;
 
 class ModelController : public QObject {
   Q_OBJECT
@@ -42,8 +45,18 @@ class ModelController : public QObject {
   void restoreCompute();
 
   /// Looks for checkpoints of the tasks the user has not chosen one for (demo weights when none and the
-  /// fallback is on); a run asked for meanwhile waits for it (runWhenReady).
-  void discoverCheckpoints();
+  /// fallback is on); a run asked for meanwhile waits for it (runWhenReady). `replaceFound`: also tasks
+  /// whose checkpoint was found before (the folder changed or files came or went).
+  void discoverCheckpoints(bool replaceFound = false);
+  /// The checkpoint folder: $SAPIENS_CHECKPOINT_ROOT when set, else the one chosen (Manage Models),
+  /// else ~/sapiens2_host.
+  QString checkpointRoot() const;
+  /// Remembers `root` and uses the checkpoints found there from now on.
+  void setCheckpointRoot(const QString& root);
+  /// Models > Manage Models.
+  void showModelManager();
+  ModelManagerDialog* modelManager() const;
+  CheckpointJobs* checkpointJobs() const { return jobs_; }
   /// Whether a lookup is under way; runRequested follows its end when runWhenReady was called.
   bool lookingUp() const { return lookups_ > 0; }
   void runWhenReady() { runAfterLookup_ = true; }
@@ -65,13 +78,15 @@ class ModelController : public QObject {
   void message(const QString& text, int timeoutMs);
 
  private:
-  void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints);
+  void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints, bool replaceFound);
   void setDemoFallback(bool on);
 
   QWidget* window_;
   InferenceSession* inference_;
   ModelBrowser* browser_;
   QThreadPool* pool_;
+  CheckpointJobs* jobs_;
+  QPointer<ModelManagerDialog> manager_;
   ComputeToolBar* computeBar_;
   QLabel* modelLabel_;
   QLabel* deviceLabel_;

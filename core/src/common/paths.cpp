@@ -32,9 +32,14 @@ std::string home() {
   return "/tmp";
 }
 
-std::string checkpointRoot() {
+std::string checkpointRoot(const std::string& chosen) {
   if (auto root = env("SAPIENS_CHECKPOINT_ROOT"); !root.empty()) return root;
+  if (!chosen.empty()) return chosen;
   return home() + "/sapiens2_host";
+}
+
+bool checkpointRootFromEnvironment() {
+  return !env("SAPIENS_CHECKPOINT_ROOT").empty();
 }
 
 std::string resourceDir() {

@@ -52,8 +52,9 @@ CheckpointDownloadResult downloadCheckpoint(const CheckpointDownload& job) {
   return result;
 }
 
-RemoteFile probeCheckpoint(const Entry& entry, const std::string& endpoint) {
-  return probeRemoteFile(downloadUrl(entry, endpoint), hubHeaders());
+RemoteFile probeCheckpoint(const Entry& entry, const std::string& endpoint,
+                           const std::function<bool()>& isCancelled) {
+  return probeRemoteFile(downloadUrl(entry, endpoint), hubHeaders(), 20, isCancelled);
 }
 
 }  // namespace sapiens::zoo

@@ -46,7 +46,8 @@ DownloadResult downloadFile(const DownloadRequest& request) {
                           ": this build has no libcurl (install libcurl4-openssl-dev and rebuild)");
 }
 
-RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string>&, long) {
+RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string>&, long,
+                           const std::function<bool()>&) {
   throw DownloadError(DownloadError::Kind::Unsupported,
                       "cannot ask " + url + " for its size: this build has no libcurl");
 }
@@ -529,10 +530,11 @@ DownloadResult downloadFile(const DownloadRequest& request) {
 }
 
 RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string>& headers,
-                           long timeoutSeconds) {
+                           long timeoutSeconds, const std::function<bool()>& isCancelled) {
   initCurlOnce();
-  DownloadRequest request;  // only for the header callback's Transfer
+  DownloadRequest request;  // for the callbacks' Transfer
   request.url = url;
+  request.isCancelled = isCancelled;
   Transfer t;
   t.request = &request;
   CURL* curl = curl_easy_init();
@@ -551,11 +553,15 @@ RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeoutSeconds);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, onProgress);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
   if (list) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
   const CURLcode code = curl_easy_perform(curl);
   const std::string curlError = errorBuffer[0] ? errorBuffer : curl_easy_strerror(code);
   curl_slist_free_all(list);
   curl_easy_cleanup(curl);
+  if (t.cancelled) throw DownloadError(Kind::Cancelled, "cancelled asking " + url + " for its size");
   if (code != CURLE_OK)
     throw DownloadError(Kind::Network, fmt::format("cannot ask {} for its size: {}", url, curlError));
   const long status = t.response.status;

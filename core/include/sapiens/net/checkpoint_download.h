@@ -41,6 +41,7 @@ std::string installedPath(const Entry& entry, const std::string& root);
 std::uint64_t partialBytes(const Entry& entry, const std::string& root);
 
 /// The file's size and hash as the server announces them (HEAD).
-RemoteFile probeCheckpoint(const Entry& entry, const std::string& endpoint = "");
+RemoteFile probeCheckpoint(const Entry& entry, const std::string& endpoint = "",
+                           const std::function<bool()>& isCancelled = {});
 
 }  // namespace sapiens::zoo

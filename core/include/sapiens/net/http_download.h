@@ -93,7 +93,7 @@ DownloadResult downloadFile(const DownloadRequest& request);
 /// Asks the server for the file's size and hash without downloading it. Throws DownloadError (Network,
 /// Http, Unsupported) naming the URL.
 RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string>& headers = {},
-                           long timeoutSeconds = 20);
+                           long timeoutSeconds = 20, const std::function<bool()>& isCancelled = {});
 
 /// The .part path that downloadFile uses for `destination`.
 std::string partialPath(const std::string& destination);

@@ -1,0 +1,233 @@
+#include "checkpoint_jobs.h"
+
+#include "thread_priority.h"
+
+#include "sapiens/common/log.h"
+#include "sapiens/net/checkpoint_download.h"
+#include "sapiens/net/sha256.h"
+
+#include <QStringList>
+
+#include <algorithm>
+
+namespace sapiens::studio {
+
+CheckpointJobs::CheckpointJobs(QObject* parent) : QObject(parent) {
+  thread_ = std::thread([this] { run(); });
+}
+
+CheckpointJobs::~CheckpointJobs() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    cancelRunning_ = true;
+    queue_.clear();
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void CheckpointJobs::setEndpoint(const QString& endpoint) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  endpoint_ = endpoint.toStdString();
+  networkDown_ = false;
+}
+
+void CheckpointJobs::enqueue(Kind kind, const zoo::Entry& entry, const QString& root) {
+  bool startsDownloading = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto same = [&](const Job& j) { return j.kind == kind && j.entry.id == entry.id; };
+    if (std::any_of(queue_.begin(), queue_.end(), same)) return;
+    if (kind == Kind::Probe &&
+        std::none_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind == Kind::Probe; }))
+      networkDown_ = false;  // asked again: try the network again
+    const bool wasDownloading =
+        (running_ && running_->kind >= Kind::Download) ||
+        std::any_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind >= Kind::Download; });
+    startsDownloading = kind >= Kind::Download && !wasDownloading;
+    queue_.push_back({kind, entry, root.toStdString()});
+  }
+  wake_.notify_one();
+  if (startsDownloading) Q_EMIT downloadingChanged(true);
+}
+
+void CheckpointJobs::cancel(Kind kind, const QString& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string key = id.toStdString();
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                              [&](const Job& j) { return j.kind == kind && j.entry.id == key; }),
+               queue_.end());
+  if (running_ && running_->kind == kind && running_->entry.id == key) cancelRunning_ = true;
+}
+
+void CheckpointJobs::cancelDownloads() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.erase(
+      std::remove_if(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind >= Kind::Download; }),
+      queue_.end());
+  if (running_ && running_->kind >= Kind::Download) cancelRunning_ = true;
+}
+
+bool CheckpointJobs::downloading() const {
+  return !downloadQueue().isEmpty();
+}
+
+QStringList CheckpointJobs::downloadQueue() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  QStringList ids;
+  if (running_ && running_->kind >= Kind::Download) ids << QString::fromStdString(running_->entry.id);
+  for (const Job& j : queue_)
+    if (j.kind >= Kind::Download) ids << QString::fromStdString(j.entry.id);
+  return ids;
+}
+
+bool CheckpointJobs::cancelled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cancelRunning_;
+}
+
+void CheckpointJobs::run() {
+  runInBackgroundPriority();
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = queue_.front();
+      queue_.pop_front();
+      running_ = job;
+      cancelRunning_ = false;
+    }
+    runJob(job);
+    bool stillDownloading = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_.reset();
+      stillDownloading =
+          std::any_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind >= Kind::Download; });
+      if (stopping_) return;
+    }
+    if (job.kind >= Kind::Download && !stillDownloading) Q_EMIT downloadingChanged(false);
+  }
+}
+
+void CheckpointJobs::runJob(const Job& job) {
+  try {
+    switch (job.kind) {
+      case Kind::Check:
+        return check(job);
+      case Kind::Probe:
+        return probe(job);
+      case Kind::Download:
+        return download(job);
+      case Kind::Verify:
+        return verify(job);
+    }
+  } catch (const std::exception& e) {
+    // Anything unforeseen ends this job, never the thread.
+    logger().error("{}: {}", job.entry.id, e.what());
+    if (job.kind >= Kind::Download)
+      Q_EMIT finished(QString::fromStdString(job.entry.id), job.kind, false, false,
+                      QString::fromStdString(e.what()));
+  }
+}
+
+void CheckpointJobs::check(const Job& job) {
+  const zoo::FileCheck c = zoo::checkInstalled(job.entry, job.root);
+  Q_EMIT checked(QString::fromStdString(job.entry.id), static_cast<int>(c.state), c.bytes,
+                 zoo::partialBytes(job.entry, job.root), QString::fromStdString(c.problem));
+}
+
+void CheckpointJobs::probe(const Job& job) {
+  const QString id = QString::fromStdString(job.entry.id);
+  std::string endpoint;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (networkDown_) return Q_EMIT probed(id, -1, QString(), tr("the server could not be reached"));
+    endpoint = endpoint_;
+  }
+  try {
+    const RemoteFile remote = zoo::probeCheckpoint(job.entry, endpoint, [this] { return cancelled(); });
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!remote.sha256.empty()) announcedSha256_[job.entry.id] = remote.sha256;
+    }
+    Q_EMIT probed(id, remote.bytes ? static_cast<qint64>(*remote.bytes) : -1,
+                  QString::fromStdString(remote.sha256), QString());
+  } catch (const DownloadError& e) {
+    if (e.kind() == DownloadError::Kind::Cancelled) return;
+    if (e.kind() != DownloadError::Kind::Http) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      networkDown_ = true;
+    }
+    logger().warn("{}", e.what());
+    Q_EMIT probed(id, -1, QString(), QString::fromStdString(e.what()));
+  }
+}
+
+void CheckpointJobs::download(const Job& job) {
+  const QString id = QString::fromStdString(job.entry.id);
+  zoo::CheckpointDownload d;
+  d.entry = &job.entry;
+  d.root = job.root;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    d.endpoint = endpoint_;
+  }
+  d.isCancelled = [this] { return cancelled(); };
+  d.onProgress = [this, id](const DownloadProgress& p) {
+    Q_EMIT progress(id, p.received, p.total.value_or(0), p.bytesPerSecond, p.verifying);
+  };
+  try {
+    const zoo::CheckpointDownloadResult r = zoo::downloadCheckpoint(d);
+    const QString message =
+        r.alreadyPresent ? tr("%1 is already present and valid").arg(QString::fromStdString(r.path))
+        : r.download.sha256.empty()
+            ? tr("Downloaded %1 (the server announced no SHA-256)").arg(QString::fromStdString(r.path))
+            : tr("Downloaded %1, SHA-256 as the server announced").arg(QString::fromStdString(r.path));
+    Q_EMIT finished(id, Kind::Download, true, false, message);
+  } catch (const DownloadError& e) {
+    Q_EMIT finished(id, Kind::Download, false, e.kind() == DownloadError::Kind::Cancelled,
+                    QString::fromStdString(e.what()));
+  }
+  check(job);
+}
+
+void CheckpointJobs::verify(const Job& job) {
+  const QString id = QString::fromStdString(job.entry.id);
+  const zoo::FileCheck c = zoo::checkInstalled(job.entry, job.root);
+  if (c.state != zoo::FileState::Valid) {
+    Q_EMIT finished(id, Kind::Verify, false, false,
+                    c.state == zoo::FileState::Missing
+                        ? tr("%1 is not there").arg(QString::fromStdString(c.path))
+                        : QString::fromStdString(c.problem));
+    return check(job);
+  }
+  std::string announced;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = announcedSha256_.find(job.entry.id);
+    if (it != announcedSha256_.end()) announced = it->second;
+  }
+  const std::optional<std::string> hash = sha256OfFile(
+      c.path, [&](std::uint64_t done) { Q_EMIT progress(id, done, c.bytes, 0, true); },
+      [this] { return cancelled(); });
+  if (!hash) return Q_EMIT finished(id, Kind::Verify, false, true, tr("Verification cancelled"));
+  const QString path = QString::fromStdString(c.path);
+  const QString actual = QString::fromStdString(*hash);
+  if (announced.empty())
+    Q_EMIT finished(id, Kind::Verify, true, false,
+                    tr("%1 is valid; SHA-256 %2 (the server's hash is not known)").arg(path, actual));
+  else if (*hash == announced)
+    Q_EMIT finished(id, Kind::Verify, true, false,
+                    tr("%1 is valid; its SHA-256 is the hub's: %2").arg(path, actual));
+  else
+    Q_EMIT finished(id, Kind::Verify, false, false,
+                    tr("%1: its SHA-256 is %2 but the hub announces %3")
+                        .arg(path, actual, QString::fromStdString(announced)));
+  check(job);
+}
+
+}  // namespace sapiens::studio
