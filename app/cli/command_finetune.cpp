@@ -131,13 +131,13 @@ int runFinetune(const FinetuneArgs& a) {
   std::cout << fmt::format("finetune: {} steps{} in {}, training loss {:.4f} -> {:.4f}\n", report.steps,
                            report.stopped ? " (stopped)" : "", duration(report.secondsTraining),
                            report.firstLoss, report.lastLoss);
-  std::cout << fmt::format("  training frames:   {} {:.4f} -> {:.4f}, loss {:.4f} -> {:.4f} ({} samples)\n",
-                           metric.name, report.trainingBefore.metric, report.trainingAfter.metric,
+  std::cout << fmt::format("  training frames:   {}, loss {:.4f} -> {:.4f} ({} samples)\n",
+                           describeMetricChange(metric, report.trainingBefore, report.trainingAfter),
                            report.trainingBefore.loss, report.trainingAfter.loss,
                            report.trainingAfter.samples);
   if (report.validationAfter) {
-    std::cout << fmt::format("  validation frames: {} {:.4f} -> {:.4f}, loss {:.4f} -> {:.4f} ({} samples)\n",
-                             metric.name, report.validationBefore->metric, report.validationAfter->metric,
+    std::cout << fmt::format("  validation frames: {}, loss {:.4f} -> {:.4f} ({} samples)\n",
+                             describeMetricChange(metric, *report.validationBefore, *report.validationAfter),
                              report.validationBefore->loss, report.validationAfter->loss,
                              report.validationAfter->samples);
   } else {

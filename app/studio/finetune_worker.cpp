@@ -222,7 +222,9 @@ void FineTuneWorker::runTraining(bool fresh) {
           trials.empty() ? QString() : QString::fromStdString(describeLearningRateTrials(trials)));
     }
     const MetricInfo metric = tuner_->metric();
-    Q_EMIT trainingStarted(QString::fromStdString(metric.name), metric.higherIsBetter,
+    const std::string metricTitle =
+        metric.scope.empty() ? metric.name : metric.name + " over " + metric.scope;
+    Q_EMIT trainingStarted(QString::fromStdString(metricTitle), metric.higherIsBetter,
                            tuner_->settings().steps, tuner_->step());
     const bool hasValidation = std::any_of(tuner_->samples().begin(), tuner_->samples().end(),
                                            [](const SampleInfo& s) { return s.validation; });
@@ -238,12 +240,10 @@ void FineTuneWorker::runTraining(bool fresh) {
     runPendingSaves();
     const Evaluation& before = report.validationBefore ? *report.validationBefore : report.trainingBefore;
     const Evaluation& after = report.validationAfter ? *report.validationAfter : report.trainingAfter;
-    const QString summary = tr("%1 steps%2: %3 %4 -> %5 on the %6 frames, training loss %7 -> %8")
+    const QString summary = tr("%1 steps%2: %3 on the %4 frames, training loss %5 -> %6")
                                 .arg(report.steps)
                                 .arg(report.stopped ? tr(" (stopped)") : QString())
-                                .arg(QString::fromStdString(metric.name))
-                                .arg(before.metric, 0, 'f', 4)
-                                .arg(after.metric, 0, 'f', 4)
+                                .arg(QString::fromStdString(describeMetricChange(metric, before, after)))
                                 .arg(report.validationAfter ? tr("validation") : tr("training"))
                                 .arg(report.firstLoss, 0, 'f', 4)
                                 .arg(report.lastLoss, 0, 'f', 4);

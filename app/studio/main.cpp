@@ -71,24 +71,7 @@ void armScreenshot(sapiens::studio::MainWindow& window, const QString& path, boo
   });
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  sapiens::threads::ensureThreadPoolWaitPolicy(argc, argv);
-  sapiens::memory::keepLargeBlocksInHeap();
-  if (wantsVersion(argc, argv)) {
-    std::printf("sapiens-studio %s\n", sapiens::versionString().c_str());
-    return 0;
-  }
-
-  sapiens::studio::prepareOpenGl();
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("sapiens2-studio"));
-  QApplication::setApplicationName(QStringLiteral("sapiens-studio"));
-  QApplication::setApplicationDisplayName(QStringLiteral("Sapiens2 Studio"));
-  QApplication::setApplicationVersion(QString::fromStdString(sapiens::versionString()));
-
-  QCommandLineParser parser;
+void addOptions(QCommandLineParser& parser) {
   parser.setApplicationDescription(
       QStringLiteral("Sapiens2 Studio - Meta's Sapiens2 human-centric vision models"));
   parser.addHelpOption();
@@ -108,14 +91,38 @@ int main(int argc, char** argv) {
   parser.addOption({QStringLiteral("task"),
                     QStringLiteral("Check these tasks in the Tasks dock, comma-separated (default: the tasks "
                                    "of --model, else seg,pose). A task without --model uses the checkpoint "
-                                   "found under $SAPIENS_CHECKPOINT_ROOT, else the untrained demo weights."),
+                                   "found in the checkpoint folder, else none (or --demo-weights)."),
                     QStringLiteral("LIST")});
+  parser.addOption({QStringLiteral("demo-weights"),
+                    QStringLiteral("Run the untrained demo weights for tasks without a checkpoint (this "
+                                   "session; Models > Use Demo Weights keeps it on).")});
   parser.addOption({QStringLiteral("run"),
                     QStringLiteral("Run the checked tasks (--task, --model) on every image as it opens.")});
   parser.addPositionalArgument(
       QStringLiteral("paths"),
       QStringLiteral("Image files or folders to open (default: the bundled sample)."),
       QStringLiteral("[FILE_OR_FOLDER...]"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sapiens::threads::ensureThreadPoolWaitPolicy(argc, argv);
+  sapiens::memory::keepLargeBlocksInHeap();
+  if (wantsVersion(argc, argv)) {
+    std::printf("sapiens-studio %s\n", sapiens::versionString().c_str());
+    return 0;
+  }
+
+  sapiens::studio::prepareOpenGl();
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("sapiens2-studio"));
+  QApplication::setApplicationName(QStringLiteral("sapiens-studio"));
+  QApplication::setApplicationDisplayName(QStringLiteral("Sapiens2 Studio"));
+  QApplication::setApplicationVersion(QString::fromStdString(sapiens::versionString()));
+
+  QCommandLineParser parser;
+  addOptions(parser);
   parser.process(app);
 
   sapiens::log::Options logOptions;
@@ -164,6 +171,7 @@ int main(int argc, char** argv) {
     window.tasksPanel()->setTaskSelected(sapiens::Task::Seg, true);
     window.tasksPanel()->setTaskSelected(sapiens::Task::Pose, true);
   }
+  if (parser.isSet(QStringLiteral("demo-weights"))) window.useDemoWeights();
   window.tasksPanel()->setRunsOnOpen(run);
   window.show();
   window.openPaths(paths);

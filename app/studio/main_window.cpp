@@ -4,6 +4,7 @@
 #include "compute_toolbar.h"
 #include "export_controller.h"
 #include "file_dialogs.h"
+#include "first_run_banner.h"
 #include "help_menu.h"
 #include "inference_session.h"
 #include "media_browser.h"
@@ -42,6 +43,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QUrl>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -67,7 +69,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   view_ = new widgets::ImageView(this);
   view_->setObjectName(QStringLiteral("imageView"));
-  setCentralWidget(view_);
+  banner_ = new FirstRunBanner;
+  auto* central = new QWidget;
+  auto* centralLayout = new QVBoxLayout(central);
+  centralLayout->setContentsMargins(0, 0, 0, 0);
+  centralLayout->setSpacing(0);
+  centralLayout->addWidget(banner_);
+  centralLayout->addWidget(view_, 1);
+  setCentralWidget(central);
 
   createInference();
   createDocks();
@@ -253,10 +262,30 @@ void MainWindow::createModels() {
   addToolBar(Qt::TopToolBarArea, computeBar_);
   connect(modelControl_, &ModelController::runRequested, this, &MainWindow::runTasks);
   connect(modelControl_, &ModelController::demoTasksChanged, this, &MainWindow::updateTitle);
+  connect(modelControl_, &ModelController::lookupFinished, this, &MainWindow::updateFirstRunBanner);
+  connect(modelControl_, &ModelController::modelReady, this, &MainWindow::updateFirstRunBanner);
+  connect(tasksPanel_, &TasksPanel::tasksChanged, this, &MainWindow::updateFirstRunBanner);
+  connect(banner_, &FirstRunBanner::downloadRequested, modelControl_, &ModelController::downloadCheckpoints);
+  connect(banner_, &FirstRunBanner::chooseFolderRequested, modelControl_,
+          &ModelController::chooseCheckpointFolder);
+  connect(banner_, &FirstRunBanner::demoWeightsRequested, this,
+          [this] { modelControl_->setDemoFallback(true); });
   connect(modelControl_, &ModelController::modelReady, this, &MainWindow::modelReady);
   connect(modelControl_, &ModelController::modelProblem, this, &MainWindow::modelProblem);
   connect(modelControl_, &ModelController::message, this,
           [this](const QString& text, int timeoutMs) { statusBar()->showMessage(text, timeoutMs); });
+}
+
+void MainWindow::useDemoWeights() {
+  modelControl_->setDemoFallback(true, false);
+}
+
+void MainWindow::updateFirstRunBanner() {
+  if (modelControl_->lookingUp()) return;  // its end calls this again
+  std::vector<Task> checked;
+  for (Task task : headTasksInRunOrder())
+    if (contains(tasksPanel_->selectedTasks(), task)) checked.push_back(task);
+  banner_->showMissing(modelControl_->tasksWithoutModel(checked), modelControl_->checkpointRoot());
 }
 
 void MainWindow::loadCheckpoint(Task task, const QString& path) {

@@ -57,6 +57,7 @@ class PlaybackController;
 class MediaBrowser;
 class ModelBrowser;
 class FineTunePanel;
+class FirstRunBanner;
 class ResultLayers;
 
 class MainWindow : public QMainWindow {
@@ -101,6 +102,8 @@ class MainWindow : public QMainWindow {
   /// Loads `path` as the `task` model in the background (what Models > Load Checkpoint does once a
   /// file is chosen). Problems are reported in the status bar and the log (modelProblem).
   void loadCheckpoint(Task task, const QString& path);
+  /// The untrained demo weights for tasks without a checkpoint, for this session (--demo-weights).
+  void useDemoWeights();
   /// Runs the tasks checked in the Tasks & Layers dock on the image on display (Ctrl+R), pose in the
   /// person boxes the user drew for it, if any.
   void runTasks();
@@ -205,8 +208,10 @@ class MainWindow : public QMainWindow {
   void onImageLoaded(const QString& path, const cv::Mat& image);
   void onImageFailed(const QString& path, const QString& reason);
   void updateTitle();
+  void updateFirstRunBanner();
 
   widgets::ImageView* view_ = nullptr;
+  FirstRunBanner* banner_ = nullptr;
   widgets::LogPanel* logPanel_ = nullptr;
   MediaBrowser* media_ = nullptr;
   ModelBrowser* models_ = nullptr;

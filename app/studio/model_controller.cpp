@@ -105,8 +105,9 @@ void ModelController::createMenu(QMenuBar* menuBar) {
   demoFallbackAction_ = models->addAction(tr("Use &Demo Weights When No Checkpoint Is Found"));
   demoFallbackAction_->setObjectName(QStringLiteral("actionDemoFallback"));
   demoFallbackAction_->setCheckable(true);
-  demoFallbackAction_->setChecked(QSettings().value(QStringLiteral("models/demoFallback"), true).toBool());
-  connect(demoFallbackAction_, &QAction::triggered, this, &ModelController::setDemoFallback);
+  // Off until the user asks for them: with no checkpoint the window says so (FirstRunBanner).
+  demoFallbackAction_->setChecked(QSettings().value(QStringLiteral("models/demoFallback"), false).toBool());
+  connect(demoFallbackAction_, &QAction::triggered, this, [this](bool on) { setDemoFallback(on); });
   QAction* discover = models->addAction(tr("&Find Checkpoints"));
   discover->setObjectName(QStringLiteral("actionDiscoverCheckpoints"));
   connect(discover, &QAction::triggered, this, [this] {
@@ -151,6 +152,30 @@ void ModelController::showModelManager() {
   manager_->activateWindow();
 }
 
+void ModelController::downloadCheckpoints(const QStringList& ids) {
+  showModelManager();
+  manager_->download(ids);
+}
+
+void ModelController::chooseCheckpointFolder() {
+  auto* dialog = new QFileDialog(window_, tr("Folder with Checkpoints"), checkpointRoot());
+  dialog->setObjectName(QStringLiteral("checkpointFolderDialog"));
+  dialog->setFileMode(QFileDialog::Directory);
+  dialog->setOption(QFileDialog::ShowDirsOnly);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QFileDialog::fileSelected, this, &ModelController::setCheckpointRoot);
+  dialog->open();
+}
+
+std::vector<Task> ModelController::tasksWithoutModel(const std::vector<Task>& tasks) const {
+  std::vector<Task> missing;
+  for (Task task : tasks) {
+    const auto known = inference_->models().find(task);
+    if (known == inference_->models().end() || known->second.path.isEmpty()) missing.push_back(task);
+  }
+  return missing;
+}
+
 void ModelController::discoverCheckpoints(bool replaceFound) {
   CheckpointRequest request;
   request.root = checkpointRoot().toStdString();
@@ -173,6 +198,7 @@ void ModelController::discoverCheckpoints(bool replaceFound) {
         --lookups_;
         if (!error.isEmpty()) logger().error("cannot look for checkpoints: {}", qUtf8Printable(error));
         useCheckpoints(checkpoints, replaceFound);
+        Q_EMIT lookupFinished();
         if (lookups_ == 0 && runAfterLookup_) {
           runAfterLookup_ = false;
           Q_EMIT runRequested();
@@ -214,8 +240,8 @@ void ModelController::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoi
   Q_EMIT demoTasksChanged();
 }
 
-void ModelController::setDemoFallback(bool on) {
-  QSettings().setValue(QStringLiteral("models/demoFallback"), on);
+void ModelController::setDemoFallback(bool on, bool remember) {
+  if (remember) QSettings().setValue(QStringLiteral("models/demoFallback"), on);
   demoFallbackAction_->setChecked(on);
   if (on) return discoverCheckpoints();
   for (Task task : std::set<Task>(demoTasks_)) inference_->setModelPath(task, QString());

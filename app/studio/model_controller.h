@@ -55,6 +55,14 @@ class ModelController : public QObject {
   void setCheckpointRoot(const QString& root);
   /// Models > Manage Models.
   void showModelManager();
+  /// Opens Manage Models and queues downloads of these catalogue ids.
+  void downloadCheckpoints(const QStringList& ids);
+  /// Asks for a checkpoint folder (a dialog that does not block) and uses it once chosen.
+  void chooseCheckpointFolder();
+  /// Of the head tasks in `tasks`, those with no model (neither chosen, found nor demo weights).
+  std::vector<Task> tasksWithoutModel(const std::vector<Task>& tasks) const;
+  /// Demo weights for the tasks without a checkpoint; `remember`: also on the next start.
+  void setDemoFallback(bool on, bool remember = true);
   ModelManagerDialog* modelManager() const;
   CheckpointJobs* checkpointJobs() const { return jobs_; }
   /// Whether a lookup is under way; runRequested follows its end when runWhenReady was called.
@@ -73,13 +81,14 @@ class ModelController : public QObject {
   /// Models > Run Tasks, or a run that waited for a lookup.
   void runRequested();
   void demoTasksChanged();
+  /// A checkpoint lookup ended (the models of the tasks may have changed).
+  void lookupFinished();
   void modelReady(sapiens::Task task, const QString& path);
   void modelProblem(sapiens::Task task, const QString& reason);
   void message(const QString& text, int timeoutMs);
 
  private:
   void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints, bool replaceFound);
-  void setDemoFallback(bool on);
 
   QWidget* window_;
   InferenceSession* inference_;

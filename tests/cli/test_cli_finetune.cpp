@@ -101,12 +101,13 @@ std::vector<SampleFrame> fewLabelledFrames() {
   return frames;
 }
 
-// "  training frames:   mIoU 0.0040 -> 0.6123, ..." -> 0.6123; NaN when the line is missing.
+// "  training frames:   mIoU 0.0040 -> 0.6123 over the labelled classes (...), ..." -> 0.6123; NaN when
+// the line is missing.
 double metricAfter(const QString& out, const QString& metric) {
   const QString marker = "training frames:   " + metric + " ";
   const int at = out.indexOf(marker);
   if (at < 0) return std::nan("");
-  return out.mid(at + marker.size()).section("-> ", 1).section(",", 0, 0).toDouble();
+  return out.mid(at + marker.size()).section("-> ", 1).section(QRegularExpression("[ ,]"), 0, 0).toDouble();
 }
 
 // `sapiens-cli run` of one task with `model` on every picture of `frames`, as a user would after training;
@@ -206,11 +207,17 @@ class TestCliFinetune : public QObject {
     // The painted parts' mIoU over the painted pixels of all four frames (the held-out one too), as the
     // user sees them in the trained head's output.
     const double paintedIoU = (paintedBoth[0] / paintedEither[0] + paintedBoth[1] / paintedEither[1]) / 2;
+    const QString allClasses =
+        r.out.section("training frames:   ", 1).section("(all classes ", 1).section(")", 0, 0);
     qInfo(
-        "seg with the defaults, 120 steps: training mIoU %.3f, painted parts' mIoU %.3f; unpainted pixels "
-        "keeping the starting head's label %.4f of %.0f",
-        mIoU, paintedIoU, agreement, unpainted);
+        "seg with the defaults, 120 steps: training mIoU over the painted classes %.3f (all classes %s), "
+        "painted "
+        "parts' mIoU %.3f; unpainted pixels keeping the starting head's label %.4f of %.0f",
+        mIoU, qPrintable(allClasses), paintedIoU, agreement, unpainted);
     QVERIFY2(paintedIoU >= 0.6, qPrintable(describe(r)));
+    // The figure reported is over what the labels teach, so it reads as the success it is; the mIoU over
+    // every class, which the untaught classes' zeros pull down, is beside it.
+    QVERIFY2(mIoU >= 0.6 && !allClasses.isEmpty(), qPrintable(describe(r)));
     QVERIFY2(
         agreement >= 0.9,
         qPrintable(

@@ -3,6 +3,7 @@
 // comparison modes and the compute device and precision.
 
 #include "compute_toolbar.h"
+#include "first_run_banner.h"
 #include "image_view.h"
 #include "inference_session.h"
 #include "log_panel.h"
@@ -29,11 +30,13 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileDialog>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QMouseEvent>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -183,6 +186,70 @@ class TestMainWindow : public QObject {
     QVERIFY(!window.windowTitle().contains(QStringLiteral("UNTRAINED")));
     QVERIFY(!models->text().contains(QStringLiteral("demo")));
     QVERIFY(!QSettings().value(QStringLiteral("models/demoFallback")).toBool());
+  }
+
+  void aFirstRunShowsTheBannerAndUsesTheFolderChosenThere() {
+    // A first run: no checkpoint in the folder, the demo weights not asked for. The window says what is
+    // missing instead of running noise; the folder chosen from the banner is used at once.
+    QTemporaryDir empty, chosen;
+    QSettings().setValue(QStringLiteral("models/checkpointRoot"), empty.path());
+    QSettings().remove(QStringLiteral("models/demoFallback"));
+    QDir(chosen.path()).mkpath(QStringLiteral("seg"));
+    QVERIFY(QFile::copy(QString::fromStdString(sapiens::test::fixture("golden/seg/model.safetensors")),
+                        chosen.path() + "/seg/sapiens2_0.4b_seg.safetensors"));
+    MainWindow window;
+    window.setInputScale(0.25);
+    for (sapiens::Task task : sapiens::headTasksInRunOrder())
+      window.tasksPanel()->setTaskSelected(task, task == sapiens::Task::Seg || task == sapiens::Task::Albedo);
+    window.show();
+    QVERIFY(openAndWait(window, {samplePath()}));
+    auto* banner = window.findChild<sapiens::studio::FirstRunBanner*>(QStringLiteral("firstRunBanner"));
+    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kLoadTimeoutMs);
+    const QString text = banner->findChild<QLabel*>(QStringLiteral("firstRunText"))->text();
+    QVERIFY2(text.contains(QStringLiteral("No checkpoint for seg, albedo")) && text.contains(empty.path()),
+             qPrintable(text));
+    QCOMPARE(banner->downloadIds(), QStringList{QStringLiteral("seg-0.4b")});  // albedo was never released
+    QVERIFY(banner->findChild<QPushButton*>(QStringLiteral("bannerDownload"))->text().contains("1 file"));
+    QVERIFY(!window.windowTitle().contains(QStringLiteral("UNTRAINED")));
+
+    QTest::mouseClick(banner->findChild<QPushButton*>(QStringLiteral("bannerChooseFolder")), Qt::LeftButton);
+    QFileDialog* folders = nullptr;
+    QTRY_VERIFY((folders = window.findChild<QFileDialog*>(QStringLiteral("checkpointFolderDialog"))) &&
+                folders->isVisible());
+    Q_EMIT folders->fileSelected(chosen.path());  // what choosing the folder and pressing Choose does
+    folders->close();
+    auto* models = window.findChild<QLabel*>(QStringLiteral("modelLabel"));
+    QTRY_VERIFY_WITH_TIMEOUT(models->text().contains(QStringLiteral("seg: sapiens2_0.4b_seg.safetensors")),
+                             kLoadTimeoutMs);
+    QCOMPARE(QSettings().value(QStringLiteral("models/checkpointRoot")).toString(), chosen.path());
+    // Albedo still has none: the banner stays for it alone.
+    QTRY_VERIFY(banner->findChild<QLabel*>(QStringLiteral("firstRunText"))
+                    ->text()
+                    .contains("No checkpoint for albedo</b>"));
+    window.tasksPanel()->setTaskSelected(sapiens::Task::Albedo, false);
+    QTRY_VERIFY(!banner->isVisible());
+
+    // The next run uses the model found there.
+    QSignalSpy result(&window, &MainWindow::resultShown);
+    window.findChild<QAction*>(QStringLiteral("actionRun"))->trigger();
+    QVERIFY(result.wait(kLoadTimeoutMs));
+    QCOMPARE(window.currentResult()->segLabels.cols, window.imageView()->image().cols);
+    QVERIFY(!window.windowTitle().contains(QStringLiteral("UNTRAINED")));
+  }
+
+  void theBannersDemoWeightsAreLabelledAsSuch() {
+    QTemporaryDir empty;
+    QSettings().setValue(QStringLiteral("models/checkpointRoot"), empty.path());
+    QSettings().remove(QStringLiteral("models/demoFallback"));
+    MainWindow window;
+    window.show();
+    auto* banner = window.findChild<sapiens::studio::FirstRunBanner*>(QStringLiteral("firstRunBanner"));
+    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kLoadTimeoutMs);
+    QTest::mouseClick(banner->findChild<QPushButton*>(QStringLiteral("bannerDemoWeights")), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(window.windowTitle().contains(QStringLiteral("UNTRAINED demo weights")),
+                             kLoadTimeoutMs);
+    QTRY_VERIFY(!banner->isVisible());
+    QVERIFY(QSettings().value(QStringLiteral("models/demoFallback")).toBool());
   }
 
   void aRunOnOpenWaitsForTheDemoWeightsAndShowsEveryTask() {

@@ -116,11 +116,11 @@ class TestModelManager : public QObject {
     auto* table = dialog.findChild<QTableWidget*>("modelTable");
     QVERIFY(table);
     QCOMPARE(table->rowCount(), static_cast<int>(sapiens::zoo::catalogue().size()));
-    QTRY_VERIFY_WITH_TIMEOUT(stateOf(table, "pose-5b") == "missing", kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(stateOf(table, "matting-1b") == "missing", kTimeoutMs);  // the last one checked
     QVERIFY2(stateOf(table, "seg-0.4b").startsWith("invalid: ") &&
                  stateOf(table, "seg-0.4b").contains("is not sapiens2_0.4b_seg.safetensors"),
              qPrintable(stateOf(table, "seg-0.4b")));
-    QCOMPARE(stateOf(table, "matting-1b"), QString("missing"));
+    QCOMPARE(stateOf(table, "pose-5b"), QString("missing"));
     const int poseRow = rowOf(table, "pose-0.4b");
     QTRY_COMPARE_WITH_TIMEOUT(table->item(poseRow, ModelManagerDialog::DownloadSizeColumn)->text(),
                               QLocale().formattedDataSize(1680000000, 1, QLocale::DataSizeSIFormat),

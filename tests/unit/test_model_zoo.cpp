@@ -103,6 +103,15 @@ class TestModelZoo : public QObject {
     QVERIFY(!zoo::find("pose-0.1b"));
   }
 
+  void theStarterSetHasOneFilePerTaskWithARelease() {
+    const auto set = zoo::starterSet({Task::Pose, Task::Seg, Task::Albedo, Task::Matting}, "0.4b");
+    QCOMPARE(set.size(), std::size_t{3});  // no albedo checkpoint was released
+    QCOMPARE(set[0], zoo::find("pose-0.4b"));
+    QCOMPARE(set[1], zoo::find("seg-0.4b"));
+    QCOMPARE(set[2], zoo::find("matting-1b"));  // matting came at 1b only
+    QCOMPARE(zoo::starterSet({Task::Normal}, "1b").front(), zoo::find("normal-1b"));
+  }
+
   void filesAreCheckedAgainstTheirEntry() {
     QTemporaryDir dir;
     const std::string root = dir.path().toStdString();

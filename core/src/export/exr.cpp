@@ -20,6 +20,9 @@ struct ExrSupport {
   std::string reason;
 };
 
+// At load time, before any thread runs (see image_io.cpp); probeExrSupport's call then changes nothing.
+[[maybe_unused]] const bool openExrEnabledAtLoad = (::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0), true);
+
 ExrSupport probeExrSupport() {
   // OpenCV reads this variable once, at the codec's first use; it must be set before that. An explicit
   // value in the environment (e.g. 0 to disable the codec) is respected.

@@ -378,6 +378,7 @@ struct FineTuner::State {
     result.samples = samples.size();
     result.loss = samples.empty() ? 0 : lossSum / samples.size();
     result.metric = metric.value();
+    result.allClassMetric = metric.allClassValue();
     return result;
   }
 };
@@ -415,7 +416,9 @@ nlohmann::json settingsJson(const TrainingSettings& s) {
 }
 
 nlohmann::json evaluationJson(const Evaluation& e) {
-  return {{"loss", e.loss}, {"metric", e.metric}, {"samples", e.samples}};
+  nlohmann::json json{{"loss", e.loss}, {"metric", e.metric}, {"samples", e.samples}};
+  if (e.allClassMetric) json["metric_all_classes"] = *e.allClassMetric;
+  return json;
 }
 
 }  // namespace
@@ -646,9 +649,9 @@ Evaluation FineTuner::evaluate(bool validation) const {
 MetricInfo FineTuner::metric() const {
   switch (state_->model.task()) {
     case Task::Seg:
-      return {"mIoU", true};
+      return {"mIoU", true, "the labelled classes"};
     case Task::Pose:
-      return {"PCK@0.05", true};
+      return {"PCK@0.05", true, "the placed keypoints"};
     case Task::Normal:
       return {"mean angular error (deg)", false};
     case Task::Albedo:

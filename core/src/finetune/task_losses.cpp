@@ -169,8 +169,10 @@ void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t)
       };
       const at::Tensor intersection = counts(p.masked_select(p == g));
       const at::Tensor unionCount = counts(p) + counts(g) - intersection;
+      const at::Tensor labelledCount = counts(g);
       intersection_ = intersection_.defined() ? intersection_ + intersection : intersection;
       union_ = union_.defined() ? union_ + unionCount : unionCount;
+      labelled_ = labelled_.defined() ? labelled_ + labelledCount : labelledCount;
       return;
     }
     case Task::Pose: {
@@ -227,15 +229,25 @@ void MetricAccumulator::add(const ModelOutputs& outputs, const SampleTargets& t)
   }
 }
 
+namespace {
+
+// Mean IoU over the classes `counted` marks.
+double meanIou(const at::Tensor& intersection, const at::Tensor& unionCount, const at::Tensor& counted) {
+  const double classes = counted.sum().item<double>();
+  return classes == 0 ? 0
+                      : ((intersection / unionCount.clamp_min(1)) * counted).sum().item<double>() / classes;
+}
+
+}  // namespace
+
 double MetricAccumulator::value() const {
-  if (task_ == Task::Seg) {
-    if (!union_.defined()) return 0;
-    const at::Tensor present = union_ > 0;
-    const double classes = present.sum().item<double>();
-    return classes == 0 ? 0
-                        : ((intersection_ / union_.clamp_min(1)) * present).sum().item<double>() / classes;
-  }
+  if (task_ == Task::Seg) return union_.defined() ? meanIou(intersection_, union_, labelled_ > 0) : 0;
   return count_ == 0 ? 0 : sum_ / count_;
+}
+
+std::optional<double> MetricAccumulator::allClassValue() const {
+  if (task_ != Task::Seg) return std::nullopt;
+  return union_.defined() ? meanIou(intersection_, union_, union_ > 0) : 0;
 }
 
 }  // namespace sapiens::detail

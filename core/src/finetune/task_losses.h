@@ -9,6 +9,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
+
 namespace sapiens::detail {
 
 /// Seg: CE weighted per class (ignore 255, mean over all pixels) + Dice (background excluded). Pose:
@@ -22,12 +24,15 @@ class MetricAccumulator {
  public:
   MetricAccumulator(Task task, std::int64_t classes) : task_(task), classes_(classes) {}
   void add(const ModelOutputs& outputs, const SampleTargets& targets);
+  /// Seg: mIoU over the classes with labelled pixels (what the labels teach); the others: the metric.
   double value() const;
+  /// Seg: mIoU over every class predicted or labelled on the labelled pixels; nullopt for the others.
+  std::optional<double> allClassValue() const;
 
  private:
   Task task_;
   std::int64_t classes_;
-  at::Tensor intersection_, union_;  // seg, per class
+  at::Tensor intersection_, union_, labelled_;  // seg, per class
   double sum_ = 0;
   double count_ = 0;
 };

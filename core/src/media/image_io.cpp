@@ -401,6 +401,10 @@ void enableOpenExrUnlessConfigured() {
   std::call_once(once, [] { ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0); });
 }
 
+// Also at load time, before any thread runs: setenv adding a variable moves the environment under
+// another thread's getenv (a QtTest watchdog crashed so). Later calls find it set and change nothing.
+[[maybe_unused]] const bool openExrEnabledAtLoad = (enableOpenExrUnlessConfigured(), true);
+
 std::string lowerCase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });

@@ -82,6 +82,24 @@ const Entry* find(std::string_view name) {
   return nullptr;
 }
 
+std::vector<const Entry*> starterSet(const std::vector<Task>& tasks, std::string_view size) {
+  std::vector<const Entry*> entries;
+  for (Task task : tasks) {
+    if (task == Task::Backbone) continue;
+    const Entry* chosen = nullptr;
+    for (const Entry& e : catalogue()) {  // in the order of size, smallest first
+      if (e.task != task) continue;
+      if (e.size == size) {
+        chosen = &e;
+        break;
+      }
+      if (!chosen) chosen = &e;
+    }
+    if (chosen) entries.push_back(chosen);
+  }
+  return entries;
+}
+
 std::string downloadUrl(const Entry& entry, const std::string& endpoint) {
   std::string base = endpoint;
   if (base.empty()) {

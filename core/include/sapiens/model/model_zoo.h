@@ -42,6 +42,10 @@ const std::vector<Entry>& catalogue();
 /// By id ("seg-1b"), by official stem or file name ("sapiens2_1b_seg[.safetensors]"), or nullptr.
 const Entry* find(std::string_view name);
 
+/// The files that give `tasks` a released model: each task's checkpoint at `size`, else at the smallest
+/// size released for it (matting: 1b); tasks without a release (albedo, backbone) get none.
+std::vector<const Entry*> starterSet(const std::vector<Task>& tasks, std::string_view size = "0.4b");
+
 /// "https://huggingface.co/<repository>/resolve/main/<file>" with `endpoint` (default: $HF_ENDPOINT, else
 /// https://huggingface.co) in place of the host, so that mirrors and tests can serve the same paths.
 std::string downloadUrl(const Entry& entry, const std::string& endpoint = "");
