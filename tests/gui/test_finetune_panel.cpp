@@ -134,6 +134,9 @@ void pauseResumeStop(FineTunePanel* panel, int& stoppedAt) {
   QTest::mouseClick(child<QPushButton>(panel, "fineTuneStop"), Qt::LeftButton);
   QTRY_COMPARE_WITH_TIMEOUT(panel->trainingState(), State::Stopped, kTimeoutMs);
   QVERIFY2(panel->message().contains(QStringLiteral("(stopped)")), qPrintable(panel->message()));
+  // The summary's figure is over what the labels teach, the all-class one beside it.
+  QVERIFY2(panel->message().contains(QStringLiteral("over the labelled classes (all classes ")),
+           qPrintable(panel->message()));
   QCOMPARE(child<QLabel>(panel, "fineTuneStats")->text(),
            QStringLiteral("Stopped at step %1").arg(loss->pointCount(0)));
   stoppedAt = loss->pointCount(0);
