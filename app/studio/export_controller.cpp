@@ -177,6 +177,14 @@ void ExportController::showProgress(const QString& path) {
   progress->show();
 }
 
+bool ExportController::videoExportRunning() const {
+  return videoExport_->isRunning();
+}
+
+void ExportController::abandonVideoExport() {
+  videoExport_->abandon();
+}
+
 void ExportController::onVideoExportFinished(const QString& path, qint64 frames, const QString& error,
                                              bool cancelled) {
   QString text;

@@ -60,6 +60,9 @@ class ExportController : public QObject {
   void exportResult(ExportKind kind, const QString& path);
   void chooseVideoExport();
   void exportAnnotatedVideo(const QString& path);
+  bool videoExportRunning() const;
+  /// Quitting: stops the video export at once and removes its partial file.
+  void abandonVideoExport();
 
  Q_SIGNALS:
   /// An export finished; `error` is empty on success.

@@ -1,5 +1,6 @@
 #include "finetune_panel.h"
 
+#include "background_work.h"
 #include "label_canvas.h"
 #include "label_editor_tab.h"
 #include "picture_frame.h"
@@ -54,6 +55,7 @@ FineTunePanel::FineTunePanel(QWidget* parent) : QWidget(parent) {
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(message_);
 
+  imports_.setMaxThreadCount(1);
   thread_.setObjectName(QStringLiteral("finetune"));
   worker_ = new FineTuneWorker;
   worker_->moveToThread(&thread_);
@@ -65,9 +67,15 @@ FineTunePanel::FineTunePanel(QWidget* parent) : QWidget(parent) {
   updateButtons();
 }
 
-FineTunePanel::~FineTunePanel() {
+void FineTunePanel::stopForQuitting() {
   saveNow();
-  worker_->stop();
+  worker_->abandon();
+}
+
+FineTunePanel::~FineTunePanel() {
+  imports_.waitForDone();
+  saveNow();
+  worker_->abandon();
   thread_.quit();
   thread_.wait();
 }
@@ -75,6 +83,7 @@ FineTunePanel::~FineTunePanel() {
 void FineTunePanel::connectLabelEditor() {
   LabelEditorTab* tab = labelTab_;
   connect(tab, &LabelEditorTab::autosaved, this, &FineTunePanel::autosaved);
+  connect(tab, &LabelEditorTab::frameShown, this, &FineTunePanel::frameShown);
   connect(tab, &LabelEditorTab::messageShown, this, &FineTunePanel::showMessage);
   connect(tab, &LabelEditorTab::createRequested, this, &FineTunePanel::createLabelSet);
   connect(tab, &LabelEditorTab::openRequested, this, &FineTunePanel::openLabelSetFolder);
@@ -237,36 +246,54 @@ bool FineTunePanel::openLabelSetFolder(const QString& folder) {
 
 bool FineTunePanel::importOfficialSegLayout(const QString& source, const QString& destination) {
   return importLabels(tr("the seg layout"), destination,
-                      [&] { return sapiens::importOfficialSegLayout(utf8(source), utf8(destination)); });
+                      [source = utf8(source), destination = utf8(destination)] {
+                        return sapiens::importOfficialSegLayout(source, destination);
+                      });
 }
 
 bool FineTunePanel::importCocoKeypoints(const QString& cocoPath, const QString& imageFolder,
                                         const QString& destination) {
-  return importLabels(tr("the COCO keypoints"), destination, [&] {
-    return sapiens::importCocoKeypoints(utf8(cocoPath), utf8(imageFolder), utf8(destination));
-  });
+  return importLabels(tr("the COCO keypoints"), destination,
+                      [coco = utf8(cocoPath), images = utf8(imageFolder), destination = utf8(destination)] {
+                        return sapiens::importCocoKeypoints(coco, images, destination);
+                      });
 }
 
 bool FineTunePanel::importDenseTargets(Task task, const QString& imageFolder, const QString& targetFolder,
                                        const QString& destination) {
-  return importLabels(tr("the %1 targets").arg(taskLabel(task)), destination, [&] {
-    return sapiens::importDenseTargets(task, utf8(imageFolder), utf8(targetFolder), utf8(destination));
-  });
+  return importLabels(
+      tr("the %1 targets").arg(taskLabel(task)), destination,
+      [task, images = utf8(imageFolder), targets = utf8(targetFolder), destination = utf8(destination)] {
+        return sapiens::importDenseTargets(task, images, targets, destination);
+      });
 }
 
 bool FineTunePanel::importLabels(const QString& what, const QString& destination,
-                                 const std::function<LabelSet()>& import) {
-  try {
-    setLabelSet(import());
-    showMessage(tr("Imported %1 frames into %2")
-                    .arg(labels_->frames.size())
-                    .arg(QDir::toNativeSeparators(destination)),
-                false);
-    return true;
-  } catch (const std::exception& e) {
-    showMessage(tr("Cannot import %1: %2").arg(what, qs(e.what())), true);
+                                 std::function<LabelSet()> import) {
+  if (importing_) {
+    showMessage(tr("Cannot import %1: another import is under way").arg(what), true);
     return false;
   }
+  importing_ = true;
+  showMessage(tr("Importing %1 into %2...").arg(what, QDir::toNativeSeparators(destination)), false);
+  // Every picture is decoded and checked: off the GUI thread.
+  runInBackground(
+      imports_, this, [import = std::move(import)] { return std::optional<LabelSet>(import()); },
+      [this, what, destination](std::optional<LabelSet> labels, const QString& error) {
+        importing_ = false;
+        if (!labels) {
+          showMessage(tr("Cannot import %1: %2").arg(what, error), true);
+          Q_EMIT importFinished(false);
+          return;
+        }
+        setLabelSet(std::move(*labels));
+        showMessage(tr("Imported %1 frames into %2")
+                        .arg(labels_->frames.size())
+                        .arg(QDir::toNativeSeparators(destination)),
+                    false);
+        Q_EMIT importFinished(true);
+      });
+  return true;
 }
 
 void FineTunePanel::setLabelSet(LabelSet labels) {
@@ -306,7 +333,7 @@ bool FineTunePanel::addCurrentPicture(bool fromPrediction) {
     labelTab_->saveNow();
     const std::size_t index = addFrame(*labels_, utf8(newFrameName(*labels_, picturePath_)), *made.frame);
     labelTab_->refreshFrames();
-    labelTab_->selectFrame(int(index));
+    labelTab_->showAddedFrame(int(index), *made.frame);
     showMessage(
         tr("Added %1 as frame %2%3").arg(QFileInfo(picturePath_).fileName()).arg(index + 1).arg(made.note),
         false);

@@ -18,6 +18,7 @@
 #include <QImage>
 #include <QString>
 #include <QThread>
+#include <QThreadPool>
 #include <QWidget>
 
 #include <functional>
@@ -57,6 +58,7 @@ class FineTunePanel : public QWidget {
   // Label sets (false and a message on failure).
   bool createLabelSet(const QString& folder, Task task);
   bool openLabelSetFolder(const QString& folder);
+  // Imports run off the GUI thread: true when one started; importFinished follows.
   bool importOfficialSegLayout(const QString& source, const QString& destination);
   bool importCocoKeypoints(const QString& cocoPath, const QString& imageFolder, const QString& destination);
   bool importDenseTargets(Task task, const QString& imageFolder, const QString& targetFolder,
@@ -81,6 +83,8 @@ class FineTunePanel : public QWidget {
   /// Writes the trained model (or its head) to `path` on the worker thread; modelSaved follows.
   void saveModel(const QString& path, bool fullModel);
   TrainingState trainingState() const { return state_; }
+  /// Quitting: the labels saved now, the run stopped (in a backbone pass too).
+  void stopForQuitting();
   TrainingSettings trainingSettings() const;
 
   LabelEditorTab* labelEditor() const { return labelTab_; }
@@ -101,8 +105,12 @@ class FineTunePanel : public QWidget {
 
  Q_SIGNALS:
   void labelSetChanged(const QString& folder);
+  /// An import ended: the set on show is the imported one when `ok`, else the message says why not.
+  void importFinished(bool ok);
   /// The labels of frame `index` were written to disk.
   void autosaved(int index);
+  /// Frame `index` is on show in the label editor (it is read off the GUI thread).
+  void frameShown(int index);
   void trainingStateChanged(sapiens::studio::TrainingState state);
   void modelSaved(const QString& path, const QString& error);
   /// A message for the user (`error`: something failed).
@@ -114,7 +122,7 @@ class FineTunePanel : public QWidget {
   void connectWorker();
   void showMessage(const QString& text, bool error);
   void setLabelSet(LabelSet labels);
-  bool importLabels(const QString& what, const QString& destination, const std::function<LabelSet()>& import);
+  bool importLabels(const QString& what, const QString& destination, std::function<LabelSet()> import);
   void setState(TrainingState state);
   void updateButtons();
   QString baseModelFor(Task task) const;
@@ -128,6 +136,8 @@ class FineTunePanel : public QWidget {
   TrainingState state_ = TrainingState::Idle;
   QThread thread_;
   FineTuneWorker* worker_ = nullptr;
+  QThreadPool imports_;  // one at a time; waited for by the destructor
+  bool importing_ = false;
 
   QTabWidget* tabs_ = nullptr;
   LabelEditorTab* labelTab_ = nullptr;

@@ -5,6 +5,7 @@
 #include "sapiens/export/map_png.h"
 #include "sapiens/export/matte_png.h"
 #include "sapiens/finetune/label_set.h"
+#include "sapiens/model/forward_interrupt.h"
 #include "sapiens/result/keypoint_metadata.h"
 
 #include <fmt/format.h>
@@ -95,6 +96,11 @@ void FineTuneWorker::stop() {
   wake_.notify_all();
 }
 
+void FineTuneWorker::abandon() {
+  abandoned_ = true;
+  stop();
+}
+
 void FineTuneWorker::requestSave(const QString& path, bool fullModel) {
   {
     std::lock_guard lock(mutex_);
@@ -150,6 +156,7 @@ bool FineTuneWorker::betweenSteps(int step) {
 }
 
 void FineTuneWorker::train(const FineTuneJob& job) {
+  setForwardInterruptFlag(&abandoned_);  // this thread's; the worker outlives its passes
   tuner_.reset();
   previewSample_.reset();
   try {

@@ -58,6 +58,8 @@ class FineTuneWorker : public QObject {
   void pause();
   void resume();
   void stop();
+  /// Quitting: stop, and also in the middle of a backbone pass (between its layers).
+  void abandon();
   bool isPaused() const { return pauseRequested_.load(); }
   /// Saves the trained model (full or head alone) as soon as the worker is between steps, or now if it
   /// is idle; saved follows.
@@ -109,6 +111,7 @@ class FineTuneWorker : public QObject {
   TrainingControl control_;  // stop, as FineTuner sees it
   std::atomic<bool> pauseRequested_{false};
   std::atomic<bool> stopRequested_{false};
+  std::atomic<bool> abandoned_{false};  // the worker thread's forward interrupt
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::pair<QString, bool>> saves_;

@@ -5,6 +5,7 @@
 
 #include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
+#include "sapiens/model/forward_interrupt.h"
 
 #include <QMetaObject>
 
@@ -50,9 +51,13 @@ InferenceSession::InferenceSession(QObject* parent)
   // First in the worker's queue: before it starts any thread of its own (OpenMP, OpenBLAS), which inherit
   // its priority.
   QMetaObject::invokeMethod(worker_, &runInBackgroundPriority, Qt::QueuedConnection);
+  // A forward pass under way when the window goes stops between layers: nobody waits for the rest.
+  QMetaObject::invokeMethod(
+      worker_, [flag = &closing_] { setForwardInterruptFlag(flag); }, Qt::QueuedConnection);
 }
 
 InferenceSession::~InferenceSession() {
+  closing_ = true;
   supersede();
   thread_.quit();
   thread_.wait();

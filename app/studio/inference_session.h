@@ -104,6 +104,7 @@ class InferenceSession : public QObject {
   QTimer idleRelease_;
   static constexpr int kIdleReleaseMs = 20000;
   std::shared_ptr<std::atomic<quint64>> latestGeneration_;
+  std::atomic<bool> closing_{false};  // the worker thread's forward interrupt: set by the destructor
   int inFlight_ = 0;
   QString device_ = QStringLiteral("auto");
   QString dtype_;

@@ -1,6 +1,7 @@
 #include "inference_worker.h"
 
 #include "sapiens/common/log.h"
+#include "sapiens/model/forward_interrupt.h"
 #include "sapiens/pipeline/run_failure.h"
 #include "sapiens/pipeline/task_analysis.h"
 #include "sapiens/pipeline/task_models.h"
@@ -96,6 +97,9 @@ void InferenceWorker::run(quint64 generation, const QString& imagePath, const cv
       size = scaledInputSize(defaultInputSize(model->architecture()), inputScale);
       onGpu = model->onGpu();
       analyzeTask(model->model(), bgr, frame, size, personBoxes);
+    } catch (const ForwardInterrupted&) {
+      Q_EMIT runDropped(generation);  // the session is going; nobody waits for this result
+      return;
     } catch (const std::exception& e) {
       const RunFailure failure = classifyFailure(e);
       std::string reason = failure.message;

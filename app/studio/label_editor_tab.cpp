@@ -1,6 +1,7 @@
 #include "label_editor_tab.h"
 
 #include "label_canvas.h"
+#include "serial_worker.h"
 #include "task_set.h"
 
 #include "sapiens/common/paths.h"
@@ -82,7 +83,8 @@ enum ToolPage { kNoSetPage, kSegPage, kPosePage, kDensePage };
 
 }  // namespace
 
-LabelEditorTab::LabelEditorTab(QWidget* parent) : QWidget(parent) {
+LabelEditorTab::LabelEditorTab(QWidget* parent)
+    : QWidget(parent), labelFiles_(std::make_unique<SerialWorker>()) {
   canvas_ = new widgets::LabelCanvas;
   canvas_->setObjectName(QStringLiteral("labelCanvas"));
   auto* layout = new QVBoxLayout(this);
@@ -140,7 +142,7 @@ LabelEditorTab::LabelEditorTab(QWidget* parent) : QWidget(parent) {
 
   autosave_.setSingleShot(true);
   autosave_.setInterval(kDefaultAutosaveMs);
-  connect(&autosave_, &QTimer::timeout, this, [this] { saveNow(); });
+  connect(&autosave_, &QTimer::timeout, this, &LabelEditorTab::saveInBackground);
   connect(canvas_, &widgets::LabelCanvas::edited, this, &LabelEditorTab::onEdited);
   connect(qApp, &QCoreApplication::aboutToQuit, this, [this] { saveNow(); });
 }
@@ -295,7 +297,8 @@ QWidget* LabelEditorTab::createPoseTools() {
 void LabelEditorTab::setLabelSet(LabelSet* labels) {
   autosave_.stop();
   labels_ = labels;
-  frame_ = -1;
+  frame_ = requestedFrame_ = -1;
+  ++frameRequest_;  // a frame of the previous set still being read is not shown
   dirty_ = false;
   canvas_->clearFrame();
   if (!labels_) {
@@ -379,48 +382,84 @@ void LabelEditorTab::applyKeypointFilter() {
   if (row >= 0) keypoint_->setCurrentIndex(row);
 }
 
+LabelEditorTab::~LabelEditorTab() {
+  saveNow();
+  labelFiles_.reset();  // its last jobs run and post nothing more: before this object goes
+}
+
 void LabelEditorTab::selectFrame(int index) {
-  if (!labels_ || index == frame_) return;
+  if (!labels_ || index == frame_ || index == requestedFrame_) return;
   saveNow();
   if (index < 0 || index >= int(labels_->frames.size())) {
-    frame_ = -1;
+    frame_ = requestedFrame_ = -1;
+    ++frameRequest_;
     canvas_->clearFrame();
     return;
   }
-  try {
-    const FrameLabels frame = readFrameLabels(*labels_, std::size_t(index));
-    frame_ = index;
-    dirty_ = false;
-    switch (labels_->task) {
-      case Task::Seg:
-        canvas_->setSegFrame(frame.image, frame.mask, classesOf(*labels_));
-        for (int i = 0; i < classes_->count(); ++i)
-          canvas_->setClassVisible(i, classes_->item(i)->checkState() == Qt::Checked);
-        break;
-      case Task::Pose: {
-        const std::vector<LabelClass> classes = classesOf(*labels_);
-        std::vector<std::string> names;
-        std::vector<Rgb> colors;
-        for (const LabelClass& c : classes) names.push_back(c.name), colors.push_back(c.color);
-        const bool standard = classes.size() == keypoints308().size();
-        canvas_->setKeypointFrame(
-            frame.image, frame.people, names, colors,
-            standard ? keypoints308().skeletonLinks : std::vector<std::array<int, 2>>{});
-        applyKeypointFilter();
-        break;
-      }
-      default:
-        canvas_->setReadOnlyFrame(frame.image);
+  // Read off the GUI thread (a large picture takes a while to decode), after any write still queued.
+  requestedFrame_ = index;
+  const quint64 request = ++frameRequest_;
+  labelFiles_->post([this, labels = *labels_, index, request] {
+    FrameLabels frame;
+    QString error;
+    try {
+      frame = readFrameLabels(labels, std::size_t(index));
+    } catch (const std::exception& e) {
+      error = qs(e.what());
     }
-    if (frames_->currentRow() != index) {
-      const QSignalBlocker block(frames_);
-      frames_->setCurrentRow(index);
+    QMetaObject::invokeMethod(
+        this,
+        [this, index, request, frame = std::move(frame), error] {
+          if (request != frameRequest_) return;  // another frame or set was asked for meanwhile
+          requestedFrame_ = -1;
+          if (!error.isEmpty()) {
+            frame_ = -1;
+            canvas_->clearFrame();
+            Q_EMIT messageShown(tr("Cannot show frame %1: %2").arg(index + 1).arg(error), true);
+            return;
+          }
+          showFrame(index, frame);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void LabelEditorTab::showAddedFrame(int index, const FrameLabels& frame) {
+  if (!labels_ || index < 0 || index >= int(labels_->frames.size())) return;
+  saveNow();
+  requestedFrame_ = -1;
+  ++frameRequest_;  // a read still under way is not shown over it
+  showFrame(index, frame);
+}
+
+void LabelEditorTab::showFrame(int index, const FrameLabels& frame) {
+  frame_ = index;
+  dirty_ = false;
+  switch (labels_->task) {
+    case Task::Seg:
+      canvas_->setSegFrame(frame.image, frame.mask, classesOf(*labels_));
+      for (int i = 0; i < classes_->count(); ++i)
+        canvas_->setClassVisible(i, classes_->item(i)->checkState() == Qt::Checked);
+      break;
+    case Task::Pose: {
+      const std::vector<LabelClass> classes = classesOf(*labels_);
+      std::vector<std::string> names;
+      std::vector<Rgb> colors;
+      for (const LabelClass& c : classes) names.push_back(c.name), colors.push_back(c.color);
+      const bool standard = classes.size() == keypoints308().size();
+      canvas_->setKeypointFrame(frame.image, frame.people, names, colors,
+                                standard ? keypoints308().skeletonLinks : std::vector<std::array<int, 2>>{});
+      applyKeypointFilter();
+      break;
     }
-  } catch (const std::exception& e) {
-    frame_ = -1;
-    canvas_->clearFrame();
-    Q_EMIT messageShown(tr("Cannot show frame %1: %2").arg(index + 1).arg(qs(e.what())), true);
+    default:
+      canvas_->setReadOnlyFrame(frame.image);
   }
+  if (frames_->currentRow() != index) {
+    const QSignalBlocker block(frames_);
+    frames_->setCurrentRow(index);
+  }
+  Q_EMIT frameShown(index);
 }
 
 void LabelEditorTab::onEdited() {
@@ -428,16 +467,21 @@ void LabelEditorTab::onEdited() {
   autosave_.start();
 }
 
-bool LabelEditorTab::saveNow() {
-  autosave_.stop();
-  if (!dirty_ || !labels_ || frame_ < 0 || frame_ >= int(labels_->frames.size())) return true;
-  if (labels_->task != Task::Seg && labels_->task != Task::Pose) return true;
+FrameLabels LabelEditorTab::editedFrame() const {
   FrameLabels frame;
   frame.image = canvas_->image();
-  if (labels_->task == Task::Seg) frame.mask = canvas_->mask();
+  if (labels_->task == Task::Seg) frame.mask = canvas_->mask().clone();  // the canvas goes on editing its own
   if (labels_->task == Task::Pose) frame.people = canvas_->people();
+  return frame;
+}
+
+bool LabelEditorTab::saveNow() {
+  autosave_.stop();
+  labelFiles_->drain();  // an autosave under way goes first: the file ends with the latest labels
+  if (!dirty_ || !labels_ || frame_ < 0 || frame_ >= int(labels_->frames.size())) return true;
+  if (labels_->task != Task::Seg && labels_->task != Task::Pose) return true;
   try {
-    writeFrameLabels(*labels_, std::size_t(frame_), frame);
+    writeFrameLabels(*labels_, std::size_t(frame_), editedFrame());
     dirty_ = false;
     Q_EMIT autosaved(frame_);
     return true;
@@ -445,6 +489,34 @@ bool LabelEditorTab::saveNow() {
     Q_EMIT messageShown(tr("Cannot save the labels of frame %1: %2").arg(frame_ + 1).arg(qs(e.what())), true);
     return false;
   }
+}
+
+void LabelEditorTab::saveInBackground() {
+  if (!dirty_ || !labels_ || frame_ < 0 || frame_ >= int(labels_->frames.size())) return;
+  if (labels_->task != Task::Seg && labels_->task != Task::Pose) return;
+  const LabelledFrame& entry = labels_->frames[std::size_t(frame_)];
+  // A frame's first label file also goes into the manifest, which the panel's set holds: written here.
+  if ((labels_->task == Task::Seg ? entry.mask : entry.keypoints).empty()) {
+    saveNow();
+    return;
+  }
+  dirty_ = false;  // an edit from now on makes it dirty again, and is saved after this write
+  labelFiles_->post([this, labels = *labels_, index = frame_, frame = editedFrame()]() mutable {
+    QString error;
+    try {
+      writeFrameLabels(labels, std::size_t(index), frame);
+    } catch (const std::exception& e) {
+      error = qs(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, index, error] {
+          if (error.isEmpty()) return Q_EMIT autosaved(index);
+          if (index == frame_) dirty_ = true;  // still to be saved
+          Q_EMIT messageShown(tr("Cannot save the labels of frame %1: %2").arg(index + 1).arg(error), true);
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void LabelEditorTab::setAutosaveDelay(int milliseconds) {

@@ -6,6 +6,7 @@
 // dialogs here end in requests (signals) that the panel carries out, and the tab edits the frames of the
 // set the panel shows in it.
 
+#include "sapiens/finetune/frame_labels.h"
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/model/task.h"
 
@@ -14,6 +15,7 @@
 #include <QWidget>
 
 #include <map>
+#include <memory>
 
 class QCheckBox;
 class QComboBox;
@@ -30,20 +32,29 @@ class LabelCanvas;
 
 namespace sapiens::studio {
 
+class SerialWorker;
+
 class LabelEditorTab : public QWidget {
   Q_OBJECT
 
  public:
   explicit LabelEditorTab(QWidget* parent = nullptr);
+  /// Writes what is pending first.
+  ~LabelEditorTab() override;
 
   /// Shows `labels` (the panel's, kept alive and in place while shown; null: none) from its first frame.
   /// Pending edits of the frame shown before are dropped: saveNow() first.
   void setLabelSet(LabelSet* labels);
   /// The frame list again, after frames were added to the set.
   void refreshFrames();
+  /// Shows frame `index` once it is read, off the GUI thread: frameShown follows, or messageShown when it
+  /// cannot be read. The frame on show before is saved first.
   void selectFrame(int index);
   int currentFrame() const { return frame_; }
-  /// Writes the current frame's edited labels now if they changed since the last save.
+  /// Shows frame `index` from `frame`, which the caller has in memory (a frame just added): no read.
+  void showAddedFrame(int index, const FrameLabels& frame);
+  /// Writes the current frame's edited labels now if they changed since the last save (after any write
+  /// of the autosave still under way). The autosave itself writes off the GUI thread.
   bool saveNow();
   void setAutosaveDelay(int milliseconds);
   /// Whether "Add Picture on Display" can be used (a set is open and a picture is on display).
@@ -54,6 +65,8 @@ class LabelEditorTab : public QWidget {
  Q_SIGNALS:
   /// The labels of frame `index` were written to disk.
   void autosaved(int index);
+  /// Frame `index` is on show in the canvas.
+  void frameShown(int index);
   /// A problem or a note for the panel's message line.
   void messageShown(const QString& text, bool error);
   // What the dialogs ask of the panel.
@@ -75,6 +88,10 @@ class LabelEditorTab : public QWidget {
   void refreshKeypointTools();
   void applyKeypointFilter();
   void onEdited();
+  void showFrame(int index, const FrameLabels& frame);
+  /// The frame on show as the canvas has it, ready to be written.
+  FrameLabels editedFrame() const;
+  void saveInBackground();
   void chooseNewLabelSet();
   void chooseOpenLabelSet();
   void chooseImportSeg();
@@ -83,8 +100,11 @@ class LabelEditorTab : public QWidget {
 
   LabelSet* labels_ = nullptr;
   int frame_ = -1;
+  int requestedFrame_ = -1;   // being read for showing
+  quint64 frameRequest_ = 0;  // the latest read asked for; earlier ones are not shown
   bool dirty_ = false;
   QTimer autosave_;
+  std::unique_ptr<SerialWorker> labelFiles_;  // reads and writes of the set's files, in order
 
   QLabel* setLabel_ = nullptr;
   QCheckBox* fromPrediction_ = nullptr;

@@ -1,9 +1,11 @@
 #include "main_window.h"
 
 #include "camera_dialog.h"
+#include "checkpoint_jobs.h"
 #include "compute_toolbar.h"
 #include "export_controller.h"
 #include "file_dialogs.h"
+#include "finetune_panel.h"
 #include "first_run_banner.h"
 #include "help_menu.h"
 #include "inference_session.h"
@@ -39,7 +41,9 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QUrl>
@@ -322,8 +326,51 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  const QStringList work = workUnderWay();
+  if (!work.isEmpty() && !quitConfirmed_) {
+    event->ignore();
+    askBeforeQuitting(work);
+    return;
+  }
   saveSettings();
+  stopWorkForQuitting();
   QMainWindow::closeEvent(event);
+}
+
+QStringList MainWindow::workUnderWay() const {
+  QStringList work;
+  if (fineTunePanel_ && isRunning(fineTunePanel_->trainingState())) work << tr("a fine-tuning run");
+  if (exports_->videoExportRunning()) work << tr("an annotated video export");
+  const int downloads = static_cast<int>(modelControl_->checkpointJobs()->downloadQueue().size());
+  if (downloads == 1) work << tr("a checkpoint download");
+  if (downloads > 1) work << tr("%1 checkpoint downloads").arg(downloads);
+  return work;
+}
+
+void MainWindow::askBeforeQuitting(const QStringList& work) {
+  auto* box =
+      new QMessageBox(QMessageBox::Question, tr("Quit Sapiens2 Studio"),
+                      tr("Quitting stops %1.").arg(work.join(tr(" and "))), QMessageBox::NoButton, this);
+  box->setObjectName(QStringLiteral("quitDialog"));
+  box->setInformativeText(
+      tr("A download keeps what it has and resumes later; a partial video is removed; "
+         "labels are saved."));
+  QPushButton* quit = box->addButton(tr("Stop and &Quit"), QMessageBox::DestructiveRole);
+  quit->setObjectName(QStringLiteral("stopAndQuit"));
+  box->addButton(tr("&Keep Working"), QMessageBox::RejectRole)->setObjectName(QStringLiteral("keepWorking"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  connect(quit, &QPushButton::clicked, this, [this] {
+    quitConfirmed_ = true;
+    QMetaObject::invokeMethod(this, &QWidget::close, Qt::QueuedConnection);
+  });
+  box->open();
+}
+
+void MainWindow::stopWorkForQuitting() {
+  // Each through its cancel path; the threads end in the destructors, none waits for a whole step.
+  modelControl_->checkpointJobs()->cancelDownloads();  // the .part files stay for a resume
+  exports_->abandonVideoExport();
+  if (fineTunePanel_) fineTunePanel_->stopForQuitting();
 }
 
 void MainWindow::chooseImages() {

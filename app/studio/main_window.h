@@ -209,9 +209,14 @@ class MainWindow : public QMainWindow {
   void onImageFailed(const QString& path, const QString& reason);
   void updateTitle();
   void updateFirstRunBanner();
+  /// What closing would stop: "a fine-tuning run", "an annotated video export", "2 downloads".
+  QStringList workUnderWay() const;
+  void askBeforeQuitting(const QStringList& work);
+  void stopWorkForQuitting();
 
   widgets::ImageView* view_ = nullptr;
   FirstRunBanner* banner_ = nullptr;
+  bool quitConfirmed_ = false;
   widgets::LogPanel* logPanel_ = nullptr;
   MediaBrowser* media_ = nullptr;
   ModelBrowser* models_ = nullptr;

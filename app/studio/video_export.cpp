@@ -4,9 +4,11 @@
 
 #include "sapiens/common/allocator.h"
 #include "sapiens/common/log.h"
+#include "sapiens/model/forward_interrupt.h"
 #include "sapiens/run/video_run.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QMetaObject>
 #include <QTemporaryDir>
@@ -30,6 +32,11 @@ void VideoExport::cancel() {
   if (cancel_) cancel_->store(true);
 }
 
+void VideoExport::abandon() {
+  if (abandon_) abandon_->store(true);
+  cancel();
+}
+
 void VideoExport::start(const VideoExportRequest& request) {
   if (running_) {
     Q_EMIT finished(request.output, 0, tr("An annotated video is already being written"), false);
@@ -38,9 +45,12 @@ void VideoExport::start(const VideoExportRequest& request) {
   join();  // the previous run has finished; its thread may still be returning
   running_ = true;
   cancel_ = std::make_shared<std::atomic<bool>>(false);
+  abandon_ = std::make_shared<std::atomic<bool>>(false);
   const auto cancel = cancel_;
-  thread_ = std::thread([this, request, cancel] {
+  const auto abandon = abandon_;
+  thread_ = std::thread([this, request, cancel, abandon] {
     runInBackgroundPriority();
+    setForwardInterruptFlag(abandon.get());
     QString error;
     qint64 frames = 0;
     bool cancelled = false;
@@ -92,8 +102,13 @@ void VideoExport::start(const VideoExportRequest& request) {
     } catch (const std::exception& e) {
       error = QString::fromStdString(e.what());
     }
-    if (!error.isEmpty())
+    if (abandon->load()) {
+      QFile::remove(request.output);
+      logger().info("annotated video {}: stopped by quitting, the partial file removed",
+                    request.output.toStdString());
+    } else if (!error.isEmpty()) {
       logger().error("annotated video {}: {}", request.output.toStdString(), error.toStdString());
+    }
     memory::releaseFreeMemory();  // the models and frames of the export are gone
     // `this` outlives the thread: the destructor joins it.
     QMetaObject::invokeMethod(

@@ -42,6 +42,8 @@ class VideoExport : public QObject {
   /// Starts the run; `finished` follows. Refused (finished at once, with an error) while one runs.
   void start(const VideoExportRequest& request);
   void cancel();
+  /// Quitting: stops the run between layers and removes the partial video (cancel keeps it).
+  void abandon();
   bool isRunning() const { return running_; }
 
  Q_SIGNALS:
@@ -55,6 +57,7 @@ class VideoExport : public QObject {
 
   std::thread thread_;
   std::shared_ptr<std::atomic<bool>> cancel_;
+  std::shared_ptr<std::atomic<bool>> abandon_;
   bool running_ = false;
 };
 

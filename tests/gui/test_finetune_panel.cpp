@@ -20,6 +20,7 @@
 #include "sapiens/export/npy.h"
 #include "sapiens/finetune/finetuned_model_file.h"
 #include "sapiens/finetune/frame_labels.h"
+#include "sapiens/finetune/label_set.h"
 #include "sapiens/finetune/overfitting_monitor.h"
 
 #include <opencv2/core.hpp>
@@ -29,8 +30,10 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QDir>
+#include <QDirIterator>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -43,6 +46,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QToolBar>
 #include <QUndoStack>
 
@@ -273,6 +277,118 @@ class TestFinetunePanel : public QObject {
     savedHeadIsOfTheSegTask(panel, dir.filePath(QStringLiteral("head.safetensors")), stoppedAt);
   }
 
+  // Closing the window while a run trains asks first; Keep Working keeps it training; Stop and Quit
+  // closes, the labels are saved, no temporary file is left and the window is gone within 2 s.
+  void closingDuringTrainingAsksAndQuitsQuickly() {
+    QTemporaryDir dir;
+    auto* window = new MainWindow;
+    window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window));
+    child<QAction>(window, "actionTogglefineTuningDock")->trigger();
+    auto* panel = window->findChild<FineTunePanel*>();
+    QSignalSpy shown(window, &MainWindow::imageShown);
+    window->openPaths({QString::fromStdString(sapiens::test::resource("samples/astronaut.png"))});
+    QVERIFY(shown.wait(kTimeoutMs));
+    const QString setFolder = dir.filePath(QStringLiteral("set"));
+    QVERIFY2(panel->createLabelSet(setFolder, sapiens::Task::Seg), qPrintable(panel->message()));
+    QTest::mouseClick(child<QPushButton>(panel, "fineTuneAddPicture"), Qt::LeftButton);
+    cv::Mat stroke;
+    paintAStroke(panel, stroke);
+    if (QTest::currentTestFailed()) return;
+    child<QLineEdit>(panel, "fineTuneBaseModel")->setText(fixtureModel("seg"));
+    child<QLineEdit>(panel, "fineTuneInputSize")->setText(QStringLiteral("128x96"));
+    child<QSpinBox>(panel, "fineTuneSteps")->setValue(100000);
+    QTest::mouseClick(child<QPushButton>(panel, "fineTuneTrain"), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->lossChart()->pointCount(0) >= 2, kTimeoutMs);
+
+    auto askToClose = [&]() -> QMessageBox* {
+      window->close();
+      QMessageBox* box = nullptr;
+      [&] {
+        QTRY_VERIFY((box = window->findChild<QMessageBox*>(QStringLiteral("quitDialog"))) &&
+                    box->isVisible());
+      }();
+      return box;
+    };
+    QMessageBox* box = askToClose();
+    QVERIFY(box);
+    QVERIFY2(box->text().contains(QStringLiteral("a fine-tuning run")), qPrintable(box->text()));
+    QTest::mouseClick(child<QPushButton>(box, "keepWorking"), Qt::LeftButton);
+    QTRY_VERIFY(!window->findChild<QMessageBox*>(QStringLiteral("quitDialog")));
+    QVERIFY(window->isVisible());
+    const int steps = panel->lossChart()->pointCount(0);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->lossChart()->pointCount(0) > steps, kTimeoutMs);  // still training
+
+    box = askToClose();
+    QVERIFY(box);
+    QTest::mouseClick(child<QPushButton>(box, "stopAndQuit"), Qt::LeftButton);
+    QTRY_VERIFY(!window->isVisible());
+    QElapsedTimer gone;
+    gone.start();
+    delete window;
+    QVERIFY2(gone.elapsed() < 2000, qPrintable(QString::number(gone.elapsed())));
+    QSettings().clear();  // the window saved its layout (the dock shown) on closing
+    QDirIterator files(dir.path(), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    while (files.hasNext()) {
+      const QString file = files.next();
+      QVERIFY2(!file.contains(QStringLiteral(".tmp-")) && !file.endsWith(QStringLiteral(".part")),
+               qPrintable(file));
+    }
+    // The painted labels were saved.
+    const sapiens::LabelSet saved = sapiens::openLabelSet(setFolder.toStdString());
+    QVERIFY(sameMask(sapiens::readFrameLabels(saved, 0).mask, stroke));
+  }
+
+  // The GUI thread never waits on the label set's files: importing 50 pictures (each decoded and checked)
+  // and an autosave leave no gap over 100 ms in its event loop.
+  void importAndAutosaveDoNotStallTheGui() {
+    QTemporaryDir dir;
+    const QString source = dir.filePath(QStringLiteral("official"));
+    QVERIFY(QDir().mkpath(source + "/images") && QDir().mkpath(source + "/masks"));
+    cv::Mat picture(768, 1024, CV_8UC3);
+    cv::randu(picture, 0, 255);  // noise: slow to decode, as photos are
+    for (int i = 0; i < 50; ++i) {
+      const std::string stem = "frame" + std::to_string(i);
+      QVERIFY(cv::imwrite(source.toStdString() + "/images/" + stem + ".png", picture));
+      QVERIFY(cv::imwrite(source.toStdString() + "/masks/" + stem + ".png",
+                          cv::Mat(768, 1024, CV_8UC1, cv::Scalar(i % 29))));
+    }
+    FineTunePanel panel;
+    panel.resize(900, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setAutosaveDelay(50);
+
+    QElapsedTimer clock;
+    qint64 lastTick = -1, longestGap = 0;
+    QTimer probe;
+    probe.setInterval(10);
+    connect(&probe, &QTimer::timeout, [&] {
+      const qint64 now = clock.elapsed();
+      if (lastTick >= 0) longestGap = std::max(longestGap, now - lastTick);
+      lastTick = now;
+    });
+    clock.start();
+    probe.start();
+    QSignalSpy imported(&panel, &FineTunePanel::importFinished);
+    QSignalSpy shown(&panel, &FineTunePanel::frameShown);
+    QVERIFY(panel.importOfficialSegLayout(source, dir.filePath(QStringLiteral("set"))));
+    QVERIFY(imported.wait(60000));
+    QVERIFY2(imported.first().at(0).toBool(), qPrintable(panel.message()));
+    QCOMPARE(panel.labelSet()->frames.size(), std::size_t{50});
+    const qint64 importMs = clock.elapsed();
+    QVERIFY(shown.wait(kTimeoutMs) || panel.currentFrame() == 0);
+    QSignalSpy autosaved(&panel, &FineTunePanel::autosaved);
+    panel.canvas()->fillAt({10, 10});
+    QVERIFY(autosaved.wait(kTimeoutMs));
+    probe.stop();
+    qInfo("import of 50 pictures %lld ms, then an autosave; longest GUI-thread gap %lld ms", importMs,
+          longestGap);
+    QVERIFY2(importMs > 200, "the import was too short for the probe to mean anything");
+    QVERIFY2(longestGap < 100,
+             qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(longestGap)));
+  }
+
   // "Start from prediction" with the seg result on display, then the eraser, flood fill and polygon tools
   // with the mouse: each edit changes exactly the pixels the tool promises, and undo puts every pixel back.
   void segToolsCorrectAPrediction() {
@@ -388,17 +504,22 @@ class TestFinetunePanel : public QObject {
     FineTunePanel panel;
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QSignalSpy imported(&panel, &FineTunePanel::importFinished);
     QVERIFY2(
         panel.importDenseTargets(sapiens::Task::Normal, images, targets, dir.filePath(QStringLiteral("set"))),
         qPrintable(panel.message()));
+    QVERIFY(imported.wait(kTimeoutMs));  // off the GUI thread
+    QVERIFY2(imported.takeFirst().at(0).toBool(), qPrintable(panel.message()));
     QVERIFY(panel.labelSet() && panel.labelSet()->task == sapiens::Task::Normal);
     QCOMPARE(panel.labelSet()->frames.size(), std::size_t{2});
     QCOMPARE(sapiens::readFrameLabels(*panel.labelSet(), 1).target.size(), picture.size());
 
     sapiens::writeNpy(QDir(targets).filePath(QStringLiteral("b.npy")).toStdString(),
                       cv::Mat(4, 4, CV_32FC3, cv::Scalar(0, 0, -1)));
-    QVERIFY(!panel.importDenseTargets(sapiens::Task::Normal, images, targets,
-                                      dir.filePath(QStringLiteral("set2"))));
+    QVERIFY(panel.importDenseTargets(sapiens::Task::Normal, images, targets,
+                                     dir.filePath(QStringLiteral("set2"))));
+    QVERIFY(imported.wait(kTimeoutMs));
+    QVERIFY(!imported.takeFirst().at(0).toBool());
     QVERIFY2(panel.message().contains(QStringLiteral("b.npy")), qPrintable(panel.message()));
     QCOMPARE(panel.labelSet()->frames.size(), std::size_t{2});
   }

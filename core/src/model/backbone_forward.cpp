@@ -4,6 +4,7 @@
 #include "layers.h"
 #include "norm_rope_bf16.h"
 #include "rope.h"
+#include "sapiens/model/forward_interrupt.h"
 
 #include <ATen/ATen.h>
 
@@ -156,6 +157,7 @@ BackboneResult runBackbone(const ParameterAccess& p, const BackboneArch& arch, c
 
   const int gqaBlock = arch.firstGqaBlock();
   for (int i = 0; i < arch.numLayers; ++i) {
+    throwIfForwardInterrupted();
     const AttentionConfig cfg{arch.numHeads, arch.kvHeads[i], arch.headDim, arch.qkNorm, arch.layerScale};
     if (capture && i == 0) capture->add("block0_in", x);
     if (capture && i == gqaBlock) capture->add("gqa_block_in", x);
