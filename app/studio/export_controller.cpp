@@ -1,6 +1,7 @@
 #include "export_controller.h"
 
 #include "background_work.h"
+#include "failure_dialog.h"
 #include "file_dialogs.h"
 #include "inference_session.h"
 #include "inference_worker.h"
@@ -116,6 +117,7 @@ void ExportController::exportResult(ExportKind kind, const QString& path) {
         } else {
           logger().error("export failed: {}", error.toStdString());
           Q_EMIT message(error, kMessageMs);
+          showFailure(s_.window, tr("Export failed"), path, error);
         }
         Q_EMIT exportFinished(path, error);
       });
@@ -190,6 +192,7 @@ void ExportController::onVideoExportFinished(const QString& path, qint64 frames,
   QString text;
   if (!error.isEmpty()) {
     text = tr("Annotated video stopped after %1 frames: %2").arg(frames).arg(error);
+    showFailure(s_.window, tr("The annotated video stopped"), path, error);
   } else if (cancelled) {
     text = tr("Cancelled: the %1 frames done are in %2").arg(frames).arg(QFileInfo(path).fileName());
   } else {

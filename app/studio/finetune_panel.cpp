@@ -1,6 +1,7 @@
 #include "finetune_panel.h"
 
 #include "background_work.h"
+#include "failure_dialog.h"
 #include "label_canvas.h"
 #include "label_editor_tab.h"
 #include "picture_frame.h"
@@ -128,6 +129,7 @@ void FineTunePanel::connectWorker() {
   });
   connect(worker_, &FineTuneWorker::failed, this, [this](const QString& reason) {
     showMessage(tr("Fine-tuning failed: %1").arg(reason), true);
+    showFailure(this, tr("Fine-tuning failed"), labels_ ? qs(labels_->folder) : QString(), reason);
     setState(TrainingState::Failed);
   });
   connect(worker_, &FineTuneWorker::diverged, this, &FineTunePanel::showDivergence);

@@ -1,5 +1,6 @@
 #include "label_editor_tab.h"
 
+#include "failure_dialog.h"
 #include "label_canvas.h"
 #include "serial_worker.h"
 #include "task_set.h"
@@ -487,6 +488,8 @@ bool LabelEditorTab::saveNow() {
     return true;
   } catch (const std::exception& e) {
     Q_EMIT messageShown(tr("Cannot save the labels of frame %1: %2").arg(frame_ + 1).arg(qs(e.what())), true);
+    showFailure(this, tr("Cannot save the labels of frame %1").arg(frame_ + 1), qs(labels_->folder),
+                qs(e.what()));
     return false;
   }
 }
@@ -514,6 +517,8 @@ void LabelEditorTab::saveInBackground() {
           if (error.isEmpty()) return Q_EMIT autosaved(index);
           if (index == frame_) dirty_ = true;  // still to be saved
           Q_EMIT messageShown(tr("Cannot save the labels of frame %1: %2").arg(index + 1).arg(error), true);
+          showFailure(this, tr("Cannot save the labels of frame %1").arg(index + 1),
+                      labels_ ? qs(labels_->folder) : QString(), error);
         },
         Qt::QueuedConnection);
   });

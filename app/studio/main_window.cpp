@@ -4,6 +4,7 @@
 #include "checkpoint_jobs.h"
 #include "compute_toolbar.h"
 #include "export_controller.h"
+#include "failure_dialog.h"
 #include "file_dialogs.h"
 #include "finetune_panel.h"
 #include "first_run_banner.h"
@@ -128,6 +129,8 @@ void MainWindow::createInference() {
     if (path != currentKey_) return;
     poseEditPending_ = false;
     statusBar()->showMessage(reason, kStatusMessageMs);
+    // A run the user asked for; during playback the status bar says it once and playback goes on.
+    if (!player_ || !player_->isPlaying()) showFailure(this, tr("The run failed"), path, reason);
     Q_EMIT runFailed(reason);
   });
 }
@@ -454,6 +457,7 @@ void MainWindow::onImageLoaded(const QString& path, const cv::Mat& image) {
 void MainWindow::onImageFailed(const QString& path, const QString& reason) {
   logger().error("cannot open image: {}", reason.toStdString());
   statusBar()->showMessage(reason, kStatusMessageMs);
+  showFailure(this, tr("Cannot open the picture"), path, reason);
   Q_EMIT imageFailed(path, reason);
 }
 

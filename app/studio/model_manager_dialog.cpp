@@ -1,5 +1,7 @@
 #include "model_manager_dialog.h"
 
+#include "failure_dialog.h"
+
 #include "sapiens/common/paths.h"
 #include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/task.h"
@@ -366,12 +368,7 @@ void ModelManagerDialog::onFinished(const QString& id, CheckpointJobs::Kind kind
 }
 
 void ModelManagerDialog::showFailure(const QString& title, const QString& file, const QString& cause) {
-  auto* box =
-      new QMessageBox(QMessageBox::Critical, title, tr("%1\n\n%2").arg(title, file), QMessageBox::Ok, this);
-  box->setObjectName(QStringLiteral("modelManagerError"));
-  box->setInformativeText(cause);
-  box->setAttribute(Qt::WA_DeleteOnClose);
-  box->open();  // not exec(): the downloads go on while it is shown
+  studio::showFailure(this, title, file, cause);  // not modal: the downloads go on while it is shown
 }
 
 void ModelManagerDialog::removeSelected() {

@@ -34,6 +34,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QMouseEvent>
 #include <QPushButton>
@@ -408,11 +409,22 @@ class TestMainWindow : public QObject {
     QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("broken_upload.png")));
     QCOMPARE(window.windowTitle(), QStringLiteral("Sapiens2 Studio - astronaut.png"));
     QVERIFY(window.imageView()->hasImage());
+    // What the user asked for failed: a dialog names the file and the cause.
+    auto* dialog = window.findChild<QMessageBox*>(QStringLiteral("failureDialog"));
+    QVERIFY(dialog && dialog->isVisible());
+    QVERIFY2(
+        dialog->text().contains(QStringLiteral("Cannot open the picture")) && dialog->text().contains(broken),
+        qPrintable(dialog->text()));
+    QVERIFY2(!dialog->informativeText().isEmpty(), "the cause");
 
-    // A missing file is reported the same way.
+    // A missing file is reported the same way, in the dialog still open rather than a second one.
     window.openPaths({dir.filePath(QStringLiteral("gone.jpg"))});
     QVERIFY(failed.wait(kLoadTimeoutMs));
     QVERIFY(failed.at(1).at(1).toString().contains(QStringLiteral("gone.jpg")));
+    QCOMPARE(window.findChildren<QMessageBox*>(QStringLiteral("failureDialog")).size(), 1);
+    QVERIFY2(dialog->informativeText().contains(QStringLiteral("gone.jpg")),
+             qPrintable(dialog->informativeText()));
+    dialog->accept();
 
     // Still working: the sample opens again.
     QVERIFY(openAndWait(window, {samplePath()}));

@@ -159,7 +159,7 @@ class TestModelManager : public QObject {
     QTest::mouseClick(dialog.findChild<QPushButton*>("cancelDownloadsButton"), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(stateOf(table, "seg-tiny").startsWith("missing (600"), kTimeoutMs);
     QCOMPARE(QFileInfo(part).size(), qint64{600000});
-    QVERIFY(!dialog.findChild<QMessageBox*>("modelManagerError"));  // a cancel is not an error
+    QVERIFY(!dialog.findChild<QMessageBox*>("failureDialog"));  // a cancel is not an error
 
     serveLikeTheHub(server, entry, {body}, sha256(body));  // the server sends everything now
     QTest::mouseClick(dialog.findChild<QPushButton*>("downloadButton"), Qt::LeftButton);
@@ -176,7 +176,7 @@ class TestModelManager : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(result->text().contains("its SHA-256 is the hub's: " + sha256(body)),
                              kTimeoutMs);
     QCOMPARE(stateOf(table, "seg-tiny"), QString("valid"));
-    QVERIFY(!dialog.findChild<QMessageBox*>("modelManagerError"));
+    QVERIFY(!dialog.findChild<QMessageBox*>("failureDialog"));
   }
 
   void aFileWhoseHashIsNotTheHubsIsKeptNowhereAndSaysSo() {
@@ -193,7 +193,7 @@ class TestModelManager : public QObject {
     dialog.show();
     dialog.download({"seg-tiny"});
     QMessageBox* box = nullptr;
-    QTRY_VERIFY_WITH_TIMEOUT((box = dialog.findChild<QMessageBox*>("modelManagerError")) && box->isVisible(),
+    QTRY_VERIFY_WITH_TIMEOUT((box = dialog.findChild<QMessageBox*>("failureDialog")) && box->isVisible(),
                              kTimeoutMs);
     QVERIFY2(box->text().contains(root.path() + "/seg/seg-tiny.safetensors"), qPrintable(box->text()));
     QVERIFY2(box->informativeText().contains(announced) && box->informativeText().contains(sha256(body)),
