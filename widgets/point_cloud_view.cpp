@@ -172,11 +172,13 @@ std::shared_ptr<const PointCloudView::PreparedCloud> PointCloudView::prepare(con
   return prepared;
 }
 
-void PointCloudView::setCloud(const std::shared_ptr<const PreparedCloud>& cloud) {
+void PointCloudView::setCloud(const std::shared_ptr<const PreparedCloud>& cloud, bool keepCamera) {
   if (!cloud) return;
   vtk_->cloud = cloud->cloud;
   vtk_->mapper->SetInputData(vtk_->cloud);
-  resetCamera();
+  if (!keepCamera) return resetCamera();
+  vtk_->needsRender = true;
+  update();
 }
 
 void PointCloudView::setPoints(const float* xyz, const std::uint8_t* rgb, std::size_t count) {
@@ -185,6 +187,10 @@ void PointCloudView::setPoints(const float* xyz, const std::uint8_t* rgb, std::s
 
 std::size_t PointCloudView::pointCount() const {
   return static_cast<std::size_t>(vtk_->cloud->GetNumberOfPoints());
+}
+
+float PointCloudView::pointSize() const {
+  return vtk_->actor->GetProperty()->GetPointSize();
 }
 
 void PointCloudView::setPointSize(float pixels) {

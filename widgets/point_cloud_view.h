@@ -27,12 +27,14 @@ class PointCloudView : public QOpenGLWidget {
   /// Thread-safe.
   static std::shared_ptr<const PreparedCloud> prepare(const float* xyz, const std::uint8_t* rgb,
                                                       std::size_t count);
-  /// Replaces the cloud with `cloud` (from prepare) and resets the camera to frame it.
-  void setCloud(const std::shared_ptr<const PreparedCloud>& cloud);
+  /// Replaces the cloud with `cloud` (from prepare); resets the camera to frame it unless `keepCamera`
+  /// (the same points in other colours).
+  void setCloud(const std::shared_ptr<const PreparedCloud>& cloud, bool keepCamera = false);
   /// prepare + setCloud, on the calling (GUI) thread.
   void setPoints(const float* xyz, const std::uint8_t* rgb, std::size_t count);
   std::size_t pointCount() const;
   void setPointSize(float pixels);
+  float pointSize() const;
   /// Frames the whole cloud, looking along -z with +y up (the camera convention of pointmaps).
   void resetCamera();
 

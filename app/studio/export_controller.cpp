@@ -16,8 +16,11 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QImage>
 #include <QMenu>
+#include <QOpenGLWidget>
 #include <QProgressDialog>
+#include <QSaveFile>
 
 #include <utility>
 
@@ -65,6 +68,45 @@ void ExportController::addMenu(QMenu* file) {
   videoAction_ = menu_->addAction(tr("Annotated &Video..."));
   videoAction_->setObjectName(QStringLiteral("actionExport_video"));
   connect(videoAction_, &QAction::triggered, this, &ExportController::chooseVideoExport);
+  QAction* saveView = file->addAction(tr("Save &View As..."));
+  saveView->setObjectName(QStringLiteral("actionSaveView"));
+  saveView->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
+  connect(saveView, &QAction::triggered, this, [this] { chooseSaveView(false); });
+  QAction* saveCloud = file->addAction(tr("Save &3-D View As..."));
+  saveCloud->setObjectName(QStringLiteral("actionSaveCloudView"));
+  connect(saveCloud, &QAction::triggered, this, [this] { chooseSaveView(true); });
+}
+
+void ExportController::chooseSaveView(bool cloud) {
+  const QString base = QFileInfo(s_.subject().file).completeBaseName();
+  const QString name = (base.isEmpty() ? QStringLiteral("view") : base) +
+                       (cloud ? QStringLiteral(".3d-view.png") : QStringLiteral(".view.png"));
+  askForFile(s_.window, QStringLiteral("saveViewDialog"), cloud ? tr("Save 3-D View") : tr("Save View"),
+             QDir(dialogDirectory()).filePath(name), tr("PNG image (*.png)"),
+             [this, cloud](const QString& path) { saveView(cloud, path); });
+}
+
+void ExportController::saveView(bool cloud, const QString& path) {
+  QOpenGLWidget* view = cloud ? s_.cloudView : s_.pictureView;
+  const QImage image = view->grabFramebuffer();  // what is on screen, at its size in device pixels
+  runInBackground(
+      *s_.pool, this,
+      [image, path] {
+        QSaveFile file(path);  // written beside, renamed into place
+        if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit())
+          throw std::runtime_error("cannot write " + path.toStdString() + ": " +
+                                   file.errorString().toStdString());
+        return true;
+      },
+      [this, path](bool, const QString& error) {
+        if (error.isEmpty()) {
+          Q_EMIT message(tr("Saved the view as %1").arg(path), kMessageMs);
+        } else {
+          logger().error("{}", error.toStdString());
+          showFailure(s_.window, tr("Cannot save the view"), path, error);
+        }
+        Q_EMIT viewSaved(path, error);
+      });
 }
 
 void ExportController::updateActions() {

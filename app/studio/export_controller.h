@@ -17,6 +17,7 @@
 
 class QAction;
 class QMenu;
+class QOpenGLWidget;
 class QThreadPool;
 class QWidget;
 
@@ -46,7 +47,9 @@ class ExportController : public QObject {
     const TasksPanel* tasks = nullptr;
     const InferenceSession* inference = nullptr;
     const MediaPlayer* player = nullptr;
-    QThreadPool* pool = nullptr;  ///< its owner waits for it before this goes
+    QThreadPool* pool = nullptr;           ///< its owner waits for it before this goes
+    QOpenGLWidget* pictureView = nullptr;  ///< what File > Save View As saves
+    QOpenGLWidget* cloudView = nullptr;    ///< what File > Save 3-D View As saves
     std::function<ExportSubject()> subject;
   };
   explicit ExportController(Sources sources, QObject* parent = nullptr);
@@ -61,12 +64,18 @@ class ExportController : public QObject {
   void chooseVideoExport();
   void exportAnnotatedVideo(const QString& path);
   bool videoExportRunning() const;
+  /// Writes what the picture view (or the 3-D view) shows, at its size in device pixels, as a PNG (off
+  /// the GUI thread; viewSaved follows).
+  void saveView(bool cloud, const QString& path);
+  void chooseSaveView(bool cloud);
   /// Quitting: stops the video export at once and removes its partial file.
   void abandonVideoExport();
 
  Q_SIGNALS:
   /// An export finished; `error` is empty on success.
   void exportFinished(const QString& path, const QString& error);
+  /// A view was saved as a PNG; `error` is empty on success.
+  void viewSaved(const QString& path, const QString& error);
   /// An annotated video export ended; `error` is empty on success and after a cancel.
   void videoExportFinished(const QString& path, const QString& error);
   /// For the status bar; `timeoutMs` 0: until the next message.

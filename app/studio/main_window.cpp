@@ -2,6 +2,7 @@
 
 #include "camera_dialog.h"
 #include "checkpoint_jobs.h"
+#include "cloud_options_bar.h"
 #include "compute_toolbar.h"
 #include "export_controller.h"
 #include "failure_dialog.h"
@@ -156,7 +157,14 @@ void MainWindow::createDocks() {
   cloudView_ = new widgets::PointCloudView;
   cloudView_->setObjectName(QStringLiteral("pointCloudView"));
   cloudView_->setMinimumSize(240, 200);
-  cloudDock_ = addDock(tr("3-D"), "cloudDock", cloudView_, Qt::RightDockWidgetArea);
+  cloudOptions_ = new CloudOptionsBar;
+  auto* cloudPane = new QWidget;
+  auto* cloudLayout = new QVBoxLayout(cloudPane);
+  cloudLayout->setContentsMargins(0, 0, 0, 0);
+  cloudLayout->setSpacing(0);
+  cloudLayout->addWidget(cloudOptions_);
+  cloudLayout->addWidget(cloudView_, 1);
+  cloudDock_ = addDock(tr("3-D"), "cloudDock", cloudPane, Qt::RightDockWidgetArea);
   logPanel_ = new widgets::LogPanel;
   logDock_ = addDock(tr("Log"), "logDock", logPanel_, Qt::BottomDockWidgetArea);
   resizeDocks({mediaDock_}, {260}, Qt::Horizontal);
@@ -169,6 +177,11 @@ const FrameResult* MainWindow::currentResult() const {
 
 void MainWindow::createResultLayers() {
   layers_ = new ResultLayers(view_, cloudView_, tasksPanel_, &background_, this);
+  layers_->setPointColoring(cloudOptions_->coloring());
+  cloudView_->setPointSize(float(cloudOptions_->pointSize()));
+  connect(cloudOptions_, &CloudOptionsBar::coloringChanged, layers_, &ResultLayers::setPointColoring);
+  connect(cloudOptions_, &CloudOptionsBar::pointSizeChanged, cloudView_,
+          [this](int pixels) { cloudView_->setPointSize(float(pixels)); });
   connect(layers_, &ResultLayers::denseLayerShown, this, &MainWindow::denseLayerShown);
   connect(layers_, &ResultLayers::pointCloudShown, this, &MainWindow::pointCloudShown);
   connect(layers_, &ResultLayers::problem, this,
@@ -183,6 +196,8 @@ void MainWindow::createExports() {
   sources.inference = inference_;
   sources.player = player_;
   sources.pool = &background_;
+  sources.pictureView = view_;
+  sources.cloudView = cloudView_;
   sources.subject = [this] {
     return ExportSubject{currentFile_, currentFrame_, modelControl_->demoTasks(), videoBoxes_};
   };

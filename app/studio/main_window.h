@@ -56,6 +56,7 @@ class ModelController;
 class PlaybackController;
 class MediaBrowser;
 class ModelBrowser;
+class CloudOptionsBar;
 class FineTunePanel;
 class FirstRunBanner;
 class ResultLayers;
@@ -228,6 +229,7 @@ class MainWindow : public QMainWindow {
   TasksPanel* tasksPanel_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;
   widgets::PointCloudView* cloudView_ = nullptr;
+  CloudOptionsBar* cloudOptions_ = nullptr;
   QDockWidget* cloudDock_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   ThemeMenu* themeMenu_ = nullptr;

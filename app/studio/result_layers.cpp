@@ -171,26 +171,34 @@ void ResultLayers::showDenseLayer() {
       });
 }
 
-void ResultLayers::showPointCloud() {
+void ResultLayers::setPointColoring(PointColoring mode) {
+  if (mode == coloring_) return;
+  coloring_ = mode;
+  if (result_ && result_->has(Task::Pointmap)) showPointCloud(/*keepCamera=*/true);
+}
+
+void ResultLayers::showPointCloud(bool keepCamera) {
   const quint64 request = ++cloudRequest_;
   runInBackground(
       *pool_, this,
-      [frame = *result_, image = picture_] {
-        const PointCloud cloud = previewCloud(buildPointCloud(frame, image), frame.width);
+      [frame = *result_, image = picture_, coloring = coloring_] {
+        PointCloud all = buildPointCloud(frame, image);
+        colorPointCloud(all, coloring, frame.segLabels, frame.width);
+        const PointCloud cloud = previewCloud(all, frame.width);
         PreparedPoints points;
         points.count = cloud.vertexCount();
         points.cloud = widgets::PointCloudView::prepare(
             cloud.positions.data(), cloud.colors.empty() ? nullptr : cloud.colors.data(), points.count);
         return points;
       },
-      [this, request](const PreparedPoints& points, const QString& error) {
+      [this, request, keepCamera](const PreparedPoints& points, const QString& error) {
         if (request != cloudRequest_) return;
         if (!error.isEmpty()) {
           logger().error("cannot build the point cloud: {}", error.toStdString());
           Q_EMIT problem(error);
           return;
         }
-        cloud_->setCloud(points.cloud);
+        cloud_->setCloud(points.cloud, keepCamera);
         Q_EMIT pointCloudShown(qulonglong(points.count));
       });
 }

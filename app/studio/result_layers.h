@@ -10,6 +10,8 @@
 
 #include <opencv2/core/mat.hpp>
 
+#include "sapiens/export/point_coloring.h"
+
 #include <QObject>
 #include <QPoint>
 #include <QString>
@@ -46,6 +48,9 @@ class ResultLayers : public QObject {
   const cv::Mat& picture() const { return picture_; }
   /// Draws the layers again with the panel's settings (opacity, threshold, the dense layer chosen).
   void apply();
+  /// What the 3-D view colours the points by; the points on show are coloured again (the camera stays).
+  void setPointColoring(PointColoring mode);
+  PointColoring pointColoring() const { return coloring_; }
   /// The read-out of the results at `pixel` ("Torso   Nose 0.93   depth 2.41 m"); empty outside.
   QString describe(const QPoint& pixel) const;
 
@@ -60,7 +65,7 @@ class ResultLayers : public QObject {
  private:
   void changed();
   void showDenseLayer();
-  void showPointCloud();
+  void showPointCloud(bool keepCamera = false);
 
   widgets::ImageView* view_;
   widgets::PointCloudView* cloud_;
@@ -74,6 +79,7 @@ class ResultLayers : public QObject {
   quint64 denseGeneration_ = 0;
   quint64 denseRequest_ = 0;
   quint64 cloudRequest_ = 0;
+  PointColoring coloring_ = PointColoring::Picture;
 };
 
 }  // namespace sapiens::studio

@@ -38,6 +38,7 @@
 #include <QMouseEvent>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -219,6 +220,49 @@ void cloudIsDrawnAndTurns(MainWindow& window, QSignalSpy& cloudShown) {
   QVERIFY(cloud->grabFramebuffer() != before3d);
 }
 
+// The 3-D dock's options: a larger point size covers more of the view; colouring by depth changes the
+// colours drawn and keeps the camera; File > Save 3-D View As writes a PNG of the view's size.
+void cloudOptionsChangeTheDrawing(MainWindow& window, QSignalSpy& cloudShown) {
+  auto* cloud = window.pointCloudView();
+  auto* size = window.findChild<QSpinBox*>(QStringLiteral("cloudPointSize"));
+  auto* coloring = window.findChild<QComboBox*>(QStringLiteral("cloudColoring"));
+  QVERIFY(size && coloring);
+  QSignalSpy rendered(cloud, &sapiens::widgets::PointCloudView::frameRendered);
+  const QImage small = cloud->grabFramebuffer();
+  size->setValue(size->value() + 4);
+  QCOMPARE(cloud->pointSize(), float(size->value()));
+  QTRY_VERIFY_WITH_TIMEOUT(nonBackgroundPixels(cloud->grabFramebuffer()) > nonBackgroundPixels(small), 20000);
+  const QImage picture = cloud->grabFramebuffer();
+  const auto camera = cloud->cameraPosition();
+  cloudShown.clear();
+  coloring->setCurrentIndex(coloring->findText(QStringLiteral("Depth")));
+  QVERIFY(cloudShown.wait(kTimeoutMs));
+  QTRY_VERIFY_WITH_TIMEOUT(cloud->grabFramebuffer() != picture, 20000);
+  QVERIFY(cloud->cameraPosition() == camera);
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("view.png"));
+  window.findChild<QAction*>(QStringLiteral("actionSaveCloudView"))->trigger();
+  QFileDialog* dialog = nullptr;
+  QTRY_VERIFY((dialog = window.findChild<QFileDialog*>(QStringLiteral("saveViewDialog"))) &&
+              dialog->isVisible());
+  Q_EMIT dialog->fileSelected(path);
+  dialog->close();
+  QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(path), kTimeoutMs);
+  QCOMPARE(QImage(path).size(), cloud->grabFramebuffer().size());
+  // And the picture view, with its layers, through File > Save View As.
+  const QString picturePath = dir.filePath(QStringLiteral("picture-view.png"));
+  window.findChild<QAction*>(QStringLiteral("actionSaveView"))->trigger();
+  QTRY_VERIFY((dialog = window.findChild<QFileDialog*>(QStringLiteral("saveViewDialog"))) &&
+              dialog->isVisible());
+  Q_EMIT dialog->fileSelected(picturePath);
+  dialog->close();
+  QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(picturePath), kTimeoutMs);
+  QCOMPARE(QImage(picturePath),
+           window.imageView()->grabFramebuffer().convertToFormat(QImage(picturePath).format()));
+  coloring->setCurrentIndex(0);
+  size->setValue(size->value() - 4);
+}
+
 // What `sapiens-cli run` writes too: the same writer, so the same bytes for the same result.
 void exportsAreTheCliFiles(MainWindow& window, const QTemporaryDir& out, QSignalSpy& exported) {
   const sapiens::FrameResult* result = window.currentResult();
@@ -372,6 +416,8 @@ class TestInferenceGui : public QObject {
              qPrintable(readout));
 
     cloudIsDrawnAndTurns(window, cloudShown);
+    if (QTest::currentTestFailed()) return;
+    cloudOptionsChangeTheDrawing(window, cloudShown);
     if (QTest::currentTestFailed()) return;
     const auto expected = sapiens::buildPointCloud(*result, view->image());
 
