@@ -74,6 +74,7 @@ void ExportController::addMenu(QMenu* file) {
   connect(saveView, &QAction::triggered, this, [this] { chooseSaveView(false); });
   QAction* saveCloud = file->addAction(tr("Save &3-D View As..."));
   saveCloud->setObjectName(QStringLiteral("actionSaveCloudView"));
+  saveCloud->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
   connect(saveCloud, &QAction::triggered, this, [this] { chooseSaveView(true); });
 }
 

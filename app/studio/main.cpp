@@ -1,5 +1,6 @@
 // sapiens-studio: the desktop front end.
 
+#include "app_icon.h"
 #include "image_view.h"
 #include "main_window.h"
 #include "surface_format.h"
@@ -120,6 +121,8 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("sapiens-studio"));
   QApplication::setApplicationDisplayName(QStringLiteral("Sapiens2 Studio"));
   QApplication::setApplicationVersion(QString::fromStdString(sapiens::versionString()));
+  QApplication::setWindowIcon(sapiens::studio::studioIcon());
+  QGuiApplication::setDesktopFileName(QStringLiteral("sapiens-studio"));
 
   QCommandLineParser parser;
   addOptions(parser);

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "app_icon.h"
 #include "camera_dialog.h"
 #include "checkpoint_jobs.h"
 #include "cloud_options_bar.h"
@@ -70,6 +71,7 @@ bool isVideoPath(const QString& path) {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setObjectName(QStringLiteral("mainWindow"));
+  setWindowIcon(studioIcon());
   setAcceptDrops(true);
   resize(1200, 760);
 

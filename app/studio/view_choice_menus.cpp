@@ -75,9 +75,10 @@ void CompareModeMenu::restore() {
 ThemeMenu::ThemeMenu(QMenu* viewMenu) : QObject(viewMenu), group_(new QActionGroup(this)) {
   QMenu* themes = viewMenu->addMenu(tr("&Theme"));
   themes->setObjectName(QStringLiteral("themeMenu"));
-  const std::tuple<Theme, QString, const char*> choices[] = {{Theme::System, tr("&System"), "Ctrl+Alt+S"},
-                                                             {Theme::Dark, tr("&Dark"), "Ctrl+Alt+D"},
-                                                             {Theme::Light, tr("&Light"), "Ctrl+Alt+L"}};
+  // Not Ctrl+Alt+letters: desktops take Ctrl+Alt+L (lock) and Ctrl+Alt+D (show desktop) for themselves.
+  const std::tuple<Theme, QString, const char*> choices[] = {{Theme::System, tr("&System"), "Ctrl+Shift+F5"},
+                                                             {Theme::Dark, tr("&Dark"), "Ctrl+Shift+F6"},
+                                                             {Theme::Light, tr("&Light"), "Ctrl+Shift+F7"}};
   for (const auto& [theme, text, keys] : choices) {
     QAction* action = themes->addAction(text);
     action->setObjectName(QStringLiteral("actionTheme_") + themeName(theme));

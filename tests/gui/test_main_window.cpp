@@ -42,6 +42,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidgetItem>
@@ -372,6 +373,18 @@ class TestMainWindow : public QObject {
         seen << action->shortcut();
       }
     }
+    // None the desktops take for themselves; Help > Keyboard Shortcuts lists every one.
+    for (const char* taken : {"Ctrl+Alt+L", "Ctrl+Alt+D", "Ctrl+Alt+T", "Ctrl+Alt+Del"})
+      QVERIFY2(!seen.contains(QKeySequence(QString::fromLatin1(taken))), taken);
+    window.findChild<QAction*>(QStringLiteral("actionKeyboardShortcuts"))->trigger();
+    auto* table = window.findChild<QTableWidget*>(QStringLiteral("shortcutsTable"));
+    QVERIFY(table && table->isVisible());
+    QStringList listed;
+    for (int r = 0; r < table->rowCount(); ++r) listed << table->item(r, 1)->text();
+    for (const QKeySequence& keys : seen)
+      QVERIFY2(listed.contains(keys.toString(QKeySequence::NativeText)), qPrintable(keys.toString()));
+    table->window()->close();
+    QVERIFY(!window.windowIcon().isNull() && !window.windowIcon().availableSizes().isEmpty());
 
     // The dock toggles hide and show their docks.
     window.show();
