@@ -58,9 +58,10 @@ void FirstRunBanner::showMissing(const std::vector<Task>& tasks, const QString& 
     downloadIds_ << QString::fromStdString(e->id);
     bytes += e->dataBytesIfF32;
   }
+  const QString files = downloadIds_.size() == 1 ? tr("1 file") : tr("%1 files").arg(downloadIds_.size());
   download_->setText(
-      tr("&Download the 0.4b Set (%n file(s), about %1)", nullptr, downloadIds_.size())
-          .arg(QLocale().formattedDataSize(static_cast<qint64>(bytes), 1, QLocale::DataSizeSIFormat)));
+      tr("&Download the 0.4b Set (%1, about %2)")
+          .arg(files, QLocale().formattedDataSize(static_cast<qint64>(bytes), 1, QLocale::DataSizeSIFormat)));
   download_->setEnabled(!downloadIds_.isEmpty());
   download_->setToolTip(downloadIds_.isEmpty() ? tr("No checkpoint of these tasks has been published")
                                                : downloadIds_.join(QStringLiteral(", ")));

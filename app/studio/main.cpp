@@ -15,6 +15,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDialog>
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
@@ -34,18 +35,30 @@ bool wantsVersion(int argc, char** argv) {
   return false;
 }
 
-// --screenshot: grab the whole window once the first image (or with --run, its results) is on screen,
-// then quit.
-void armScreenshot(sapiens::studio::MainWindow& window, const QString& path, bool afterResults) {
-  auto grab = [&window, path] {
-    QImage shot = window.grab().toImage();
-    // The 2-D view once more from its own framebuffer: QWidget::grab leaves out the QPainter pass that
-    // draws keypoints and boxes over the GL picture (seen under Xvfb with Mesa).
-    sapiens::widgets::ImageView* view = window.imageView();
-    if (view->isVisible()) {
-      QPainter painter(&shot);
-      painter.drawImage(QRect(view->mapTo(&window, QPoint(0, 0)), view->size()), view->grabFramebuffer());
-    }
+// What --screenshot grabs: the window (its 2-D view from its own framebuffer once more: QWidget::grab
+// leaves out the QPainter pass that draws keypoints and boxes over the GL picture under Xvfb with Mesa),
+// or the Manage Models dialog.
+QImage screenshotOf(sapiens::studio::MainWindow& window, bool modelManager) {
+  if (modelManager) {
+    auto* dialog = window.findChild<QDialog*>(QStringLiteral("modelManager"));
+    return dialog ? dialog->grab().toImage() : QImage();
+  }
+  QImage shot = window.grab().toImage();
+  sapiens::widgets::ImageView* view = window.imageView();
+  if (view->isVisible()) {
+    QPainter painter(&shot);
+    painter.drawImage(QRect(view->mapTo(&window, QPoint(0, 0)), view->size()), view->grabFramebuffer());
+  }
+  return shot;
+}
+
+// --screenshot: grab the window (or with `modelManager`, Manage Models opened once the picture is shown)
+// once the first image (or with --run, its results) is on screen and a moment has passed for the 3-D view,
+// the first-run banner or the dialog's checks, then quit.
+void armScreenshot(sapiens::studio::MainWindow& window, const QString& path, bool afterResults,
+                   bool modelManager) {
+  auto grab = [&window, path, modelManager] {
+    const QImage shot = screenshotOf(window, modelManager);
     QDir().mkpath(QFileInfo(path).absolutePath());
     if (shot.isNull() || !shot.save(path, "PNG")) {
       sapiens::logger().error("cannot write the screenshot {}", path.toStdString());
@@ -55,14 +68,16 @@ void armScreenshot(sapiens::studio::MainWindow& window, const QString& path, boo
     sapiens::logger().info("screenshot {} ({}x{})", path.toStdString(), shot.width(), shot.height());
     QCoreApplication::exit(0);
   };
+  auto later = [&window, grab, modelManager] {
+    if (modelManager) window.showModelManager();
+    QTimer::singleShot(modelManager ? 3000 : 1500, &window, grab);
+  };
   if (afterResults) {
-    // Leave the 3-D view a moment to draw its first frame.
-    QObject::connect(&window, &sapiens::studio::MainWindow::resultShown, &window,
-                     [&window, grab] { QTimer::singleShot(1500, &window, grab); });
+    QObject::connect(&window, &sapiens::studio::MainWindow::resultShown, &window, later);
     QObject::connect(&window, &sapiens::studio::MainWindow::runFailed, &window,
                      [] { QCoreApplication::exit(1); });
   } else {
-    QObject::connect(&window, &sapiens::studio::MainWindow::imageShown, &window, grab);
+    QObject::connect(&window, &sapiens::studio::MainWindow::imageShown, &window, later);
   }
   QObject::connect(&window, &sapiens::studio::MainWindow::imageFailed, &window,
                    [] { QCoreApplication::exit(1); });
@@ -85,6 +100,9 @@ void addOptions(QCommandLineParser& parser) {
       {QStringLiteral("screenshot"),
        QStringLiteral("Once the first image is shown, save the window as a PNG to PATH and quit."),
        QStringLiteral("PATH")});
+  parser.addOption({QStringLiteral("screenshot-of"),
+                    QStringLiteral("What --screenshot saves: window (default) or models (Manage Models)."),
+                    QStringLiteral("WHAT"), QStringLiteral("window")});
   parser.addOption({QStringLiteral("model"),
                     QStringLiteral("Load PATH as the TASK model (seg, pose, normal, albedo, pointmap); "
                                    "repeatable."),
@@ -146,7 +164,8 @@ int main(int argc, char** argv) {
     sapiens::logger().warn("{}", slow);
   const bool run = parser.isSet(QStringLiteral("run"));
   if (parser.isSet(QStringLiteral("screenshot")))
-    armScreenshot(window, parser.value(QStringLiteral("screenshot")), run);
+    armScreenshot(window, parser.value(QStringLiteral("screenshot")), run,
+                  parser.value(QStringLiteral("screenshot-of")) == QStringLiteral("models"));
   const QStringList models = parser.values(QStringLiteral("model"));
   for (sapiens::Task task : sapiens::headTasksInRunOrder()) window.tasksPanel()->setTaskSelected(task, false);
   for (const QString& spec : models) {

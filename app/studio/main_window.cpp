@@ -67,6 +67,17 @@ bool isVideoPath(const QString& path) {
   return !QFileInfo(path).isDir() && !hasImageExtension(path.toStdString());
 }
 
+// `bar` over `main`, edge to edge, `main` taking the height left.
+QWidget* barAbove(QWidget* bar, QWidget* main) {
+  auto* pane = new QWidget;
+  auto* layout = new QVBoxLayout(pane);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(bar);
+  layout->addWidget(main, 1);
+  return pane;
+}
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -78,13 +89,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   view_ = new widgets::ImageView(this);
   view_->setObjectName(QStringLiteral("imageView"));
   banner_ = new FirstRunBanner;
-  auto* central = new QWidget;
-  auto* centralLayout = new QVBoxLayout(central);
-  centralLayout->setContentsMargins(0, 0, 0, 0);
-  centralLayout->setSpacing(0);
-  centralLayout->addWidget(banner_);
-  centralLayout->addWidget(view_, 1);
-  setCentralWidget(central);
+  setCentralWidget(barAbove(banner_, view_));
 
   createInference();
   createDocks();
@@ -160,13 +165,7 @@ void MainWindow::createDocks() {
   cloudView_->setObjectName(QStringLiteral("pointCloudView"));
   cloudView_->setMinimumSize(240, 200);
   cloudOptions_ = new CloudOptionsBar;
-  auto* cloudPane = new QWidget;
-  auto* cloudLayout = new QVBoxLayout(cloudPane);
-  cloudLayout->setContentsMargins(0, 0, 0, 0);
-  cloudLayout->setSpacing(0);
-  cloudLayout->addWidget(cloudOptions_);
-  cloudLayout->addWidget(cloudView_, 1);
-  cloudDock_ = addDock(tr("3-D"), "cloudDock", cloudPane, Qt::RightDockWidgetArea);
+  cloudDock_ = addDock(tr("3-D"), "cloudDock", barAbove(cloudOptions_, cloudView_), Qt::RightDockWidgetArea);
   logPanel_ = new widgets::LogPanel;
   logDock_ = addDock(tr("Log"), "logDock", logPanel_, Qt::BottomDockWidgetArea);
   resizeDocks({mediaDock_}, {260}, Qt::Horizontal);
@@ -298,6 +297,10 @@ void MainWindow::createModels() {
   connect(modelControl_, &ModelController::modelProblem, this, &MainWindow::modelProblem);
   connect(modelControl_, &ModelController::message, this,
           [this](const QString& text, int timeoutMs) { statusBar()->showMessage(text, timeoutMs); });
+}
+
+void MainWindow::showModelManager() {
+  modelControl_->showModelManager();
 }
 
 void MainWindow::useDemoWeights() {

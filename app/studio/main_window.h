@@ -105,6 +105,8 @@ class MainWindow : public QMainWindow {
   void loadCheckpoint(Task task, const QString& path);
   /// The untrained demo weights for tasks without a checkpoint, for this session (--demo-weights).
   void useDemoWeights();
+  /// Models > Manage Models.
+  void showModelManager();
   /// Runs the tasks checked in the Tasks & Layers dock on the image on display (Ctrl+R), pose in the
   /// person boxes the user drew for it, if any.
   void runTasks();

@@ -279,6 +279,7 @@ void ModelManagerDialog::updateOverall() {
   const QStringList queue = jobs_->downloadQueue();
   for (const QString& id : queue)
     if (!batch_.contains(id)) batch_ << id;
+  overallBar_->setTextVisible(!queue.isEmpty());
   if (queue.isEmpty()) {
     overallBar_->setRange(0, 1);
     overallBar_->setValue(0);

@@ -6,6 +6,7 @@
 // and polygon tools on a seg result; how a run is going: the learning rate the range test chose, the
 // held-out frame's prediction before and after, and the over-fitting warning on a set that over-fits.
 
+#include "event_loop_gaps.h"
 #include "finetune_panel.h"
 #include "label_canvas.h"
 #include "loss_chart.h"
@@ -359,29 +360,20 @@ class TestFinetunePanel : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
     panel.setAutosaveDelay(50);
 
-    QElapsedTimer clock;
-    qint64 lastTick = -1, longestGap = 0;
-    QTimer probe;
-    probe.setInterval(10);
-    connect(&probe, &QTimer::timeout, [&] {
-      const qint64 now = clock.elapsed();
-      if (lastTick >= 0) longestGap = std::max(longestGap, now - lastTick);
-      lastTick = now;
-    });
-    clock.start();
-    probe.start();
+    sapiens::test::EventLoopGaps gaps;
     QSignalSpy imported(&panel, &FineTunePanel::importFinished);
     QSignalSpy shown(&panel, &FineTunePanel::frameShown);
     QVERIFY(panel.importOfficialSegLayout(source, dir.filePath(QStringLiteral("set"))));
     QVERIFY(imported.wait(60000));
     QVERIFY2(imported.first().at(0).toBool(), qPrintable(panel.message()));
     QCOMPARE(panel.labelSet()->frames.size(), std::size_t{50});
-    const qint64 importMs = clock.elapsed();
+    const qint64 importMs = gaps.elapsed();
     QVERIFY(shown.wait(kTimeoutMs) || panel.currentFrame() == 0);
     QSignalSpy autosaved(&panel, &FineTunePanel::autosaved);
     panel.canvas()->fillAt({10, 10});
     QVERIFY(autosaved.wait(kTimeoutMs));
-    probe.stop();
+    gaps.stop();
+    const qint64 longestGap = gaps.longestGap();
     qInfo("import of 50 pictures %lld ms, then an autosave; longest GUI-thread gap %lld ms", importMs,
           longestGap);
     QVERIFY2(importMs > 200, "the import was too short for the probe to mean anything");

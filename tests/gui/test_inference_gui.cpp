@@ -5,6 +5,7 @@
 
 #include "cloud_preview.h"
 #include "compute_devices.h"
+#include "event_loop_gaps.h"
 #include "image_view.h"
 #include "inference_session.h"
 #include "log_panel.h"
@@ -605,25 +606,15 @@ class TestInferenceGui : public QObject {
         {{Task::Seg, "seg"}, {Task::Pose, "pose"}, {Task::Normal, "normal"}, {Task::Pointmap, "pointmap"}}));
     selectTasks(window, {Task::Seg, Task::Pose, Task::Normal, Task::Pointmap});
 
-    QElapsedTimer clock;
-    qint64 lastTick = -1;
-    qint64 longestGap = 0;
-    QTimer probe;
-    probe.setInterval(10);
-    connect(&probe, &QTimer::timeout, [&] {
-      const qint64 now = clock.elapsed();
-      if (lastTick >= 0) longestGap = std::max(longestGap, now - lastTick);
-      lastTick = now;
-    });
-    clock.start();
-    probe.start();
+    sapiens::test::EventLoopGaps gaps;
     QElapsedTimer running;
     running.start();
     for (int i = 0; i < 4; ++i) {
       window.inference()->clearCache();  // a real run each time
       QVERIFY(runAndWait(window));
     }
-    probe.stop();
+    gaps.stop();
+    const qint64 longestGap = gaps.longestGap();
     const qint64 runMs = running.elapsed();
     qInfo("4 runs took %lld ms; longest GUI-thread gap %lld ms", runMs, longestGap);
     QVERIFY2(runMs > 200, "the runs were too short for the probe to mean anything");

@@ -211,7 +211,9 @@ class TestMainWindow : public QObject {
     QVERIFY2(text.contains(QStringLiteral("No checkpoint for seg, albedo")) && text.contains(empty.path()),
              qPrintable(text));
     QCOMPARE(banner->downloadIds(), QStringList{QStringLiteral("seg-0.4b")});  // albedo was never released
-    QVERIFY(banner->findChild<QPushButton*>(QStringLiteral("bannerDownload"))->text().contains("1 file"));
+    QVERIFY(banner->findChild<QPushButton*>(QStringLiteral("bannerDownload"))
+                ->text()
+                .contains("(1 file, about "));
     QVERIFY(!window.windowTitle().contains(QStringLiteral("UNTRAINED")));
 
     QTest::mouseClick(banner->findChild<QPushButton*>(QStringLiteral("bannerChooseFolder")), Qt::LeftButton);

@@ -274,6 +274,30 @@ struct Attempt {
   Transfer transfer;
 };
 
+// What every request of ours sets: the address, redirects followed, the callbacks that read the headers
+// and poll the cancel (into `t`), our user agent, and the error text into `errorBuffer`. `agent` and
+// `errorBuffer` must outlive the request. Proxies: libcurl reads http_proxy, https_proxy/HTTPS_PROXY,
+// ALL_PROXY and no_proxy itself.
+void setCommonOptions(CURL* curl, const std::string& url, const std::string& agent, char* errorBuffer,
+                      Transfer& t, curl_slist* headers) {
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, onProgress);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
+  if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+}
+
+std::string userAgent() {
+  return "sapiens2-studio/" + versionString();
+}
+
 void runTransfer(const DownloadRequest& request, const std::string& part, std::uint64_t offset, Attempt& a) {
   Transfer& t = a.transfer;
   t.request = &request;
@@ -285,26 +309,14 @@ void runTransfer(const DownloadRequest& request, const std::string& part, std::u
   curl_slist* headers = nullptr;
   for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
   const std::string range = std::to_string(offset) + "-";
-  const std::string agent = "sapiens2-studio/" + versionString();
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, agent.c_str());
+  const std::string agent = userAgent();
+  setCommonOptions(curl, request.url, agent, errorBuffer, t, headers);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, request.connectTimeoutSeconds);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, request.stallSeconds);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, onBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, onProgress);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
-  if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   if (offset > 0) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
-  // Proxies: libcurl reads http_proxy, https_proxy/HTTPS_PROXY, ALL_PROXY and no_proxy itself.
   a.code = curl_easy_perform(curl);
   a.curlError = errorBuffer[0] ? errorBuffer : curl_easy_strerror(a.code);
   long status = 0;
@@ -542,21 +554,10 @@ RemoteFile probeRemoteFile(const std::string& url, const std::vector<std::string
   char errorBuffer[CURL_ERROR_SIZE] = {0};
   curl_slist* list = nullptr;
   for (const std::string& h : headers) list = curl_slist_append(list, h.c_str());
-  const std::string agent = "sapiens2-studio/" + versionString();
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  const std::string agent = userAgent();
+  setCommonOptions(curl, url, agent, errorBuffer, t, list);
   curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, agent.c_str());
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeoutSeconds);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, onProgress);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
-  if (list) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
   const CURLcode code = curl_easy_perform(curl);
   const std::string curlError = errorBuffer[0] ? errorBuffer : curl_easy_strerror(code);
   curl_slist_free_all(list);
