@@ -49,6 +49,7 @@ QColor levelColor(log::Level level, const QPalette& palette) {
 LogPanel::LogPanel(QWidget* parent, int maxLines)
     : QPlainTextEdit(parent), inbox_(std::make_shared<Inbox>()) {
   setReadOnly(true);
+  setAccessibleName(tr("Log"));
   setMaximumBlockCount(maxLines);
   setLineWrapMode(QPlainTextEdit::NoWrap);
   setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));

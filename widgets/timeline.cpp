@@ -30,6 +30,7 @@ QToolButton* makeButton(QWidget* parent, const QString& name, QStyle::StandardPi
   button->setObjectName(name);
   button->setIcon(parent->style()->standardIcon(icon));
   button->setToolTip(tip);
+  button->setAccessibleName(tip);
   button->setAutoRaise(true);
   return button;
 }
@@ -47,6 +48,7 @@ Timeline::Timeline(QWidget* parent) : QWidget(parent) {
 
   slider_ = new QSlider(Qt::Horizontal, this);
   slider_->setObjectName(QStringLiteral("timelineSlider"));
+  slider_->setAccessibleName(tr("Frame position"));
   slider_->setRange(0, 0);
   slider_->setFocusPolicy(Qt::ClickFocus);
   strip_ = new TrackStrip(this);

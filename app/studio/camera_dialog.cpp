@@ -26,6 +26,7 @@ CameraDialog::CameraDialog(QWidget* parent) : QDialog(parent) {
 
   devices_ = new QComboBox(this);
   devices_->setObjectName(QStringLiteral("cameraDevices"));
+  devices_->setAccessibleName(tr("Camera"));
   for (const CameraDevice& camera : listCameras()) {
     const QString label = QStringLiteral("%1 (%2, %3)")
                               .arg(QString::fromStdString(camera.name), QString::fromStdString(camera.path),
@@ -37,12 +38,14 @@ CameraDialog::CameraDialog(QWidget* parent) : QDialog(parent) {
 
   sizes_ = new QComboBox(this);
   sizes_->setObjectName(QStringLiteral("cameraSizes"));
+  sizes_->setAccessibleName(tr("Frame size"));
   sizes_->addItem(tr("Camera default"), QSize());
   for (const QSize size : {QSize(640, 480), QSize(1280, 720), QSize(1920, 1080)})
     sizes_->addItem(QStringLiteral("%1 x %2").arg(size.width()).arg(size.height()), size);
 
   rates_ = new QComboBox(this);
   rates_->setObjectName(QStringLiteral("cameraRates"));
+  rates_->setAccessibleName(tr("Frame rate"));
   rates_->addItem(tr("Camera default"), 0.0);
   for (const double fps : {15.0, 30.0, 60.0}) rates_->addItem(tr("%1 fps").arg(fps), fps);
 

@@ -13,10 +13,12 @@ ComputeToolBar::ComputeToolBar(QWidget* parent) : QToolBar(tr("Compute"), parent
   setObjectName(QStringLiteral("computeToolBar"));
   devices_ = new QComboBox;
   devices_->setObjectName(QStringLiteral("deviceCombo"));
+  devices_->setAccessibleName(tr("Device"));
   devices_->setToolTip(tr("Where the models run; changing it reloads them in the background"));
   devices_->addItems(availableDevices());
   dtypes_ = new QComboBox;
   dtypes_->setObjectName(QStringLiteral("dtypeCombo"));
+  dtypes_->setAccessibleName(tr("Precision"));
   auto* deviceLabel = new QLabel(tr(" Device "));
   deviceLabel->setBuddy(devices_);
   auto* dtypeLabel = new QLabel(tr(" Precision "));
@@ -27,6 +29,7 @@ ComputeToolBar::ComputeToolBar(QWidget* parent) : QToolBar(tr("Compute"), parent
   addWidget(dtypes_);
   scales_ = new QComboBox;
   scales_->setObjectName(QStringLiteral("inputScaleCombo"));
+  scales_->setAccessibleName(tr("Resolution"));
   scales_->setToolTip(
       tr("Input resolution of the models, as a fraction of their native size (1024 x 768 "
          "for most): smaller runs faster, with less detail"));

@@ -119,6 +119,7 @@ LabelEditorTab::LabelEditorTab(QWidget* parent)
   sideLayout->addWidget(new QLabel(tr("Frames")));
   frames_ = new QListWidget;
   frames_->setObjectName(QStringLiteral("fineTuneFrames"));
+  frames_->setAccessibleName(tr("Frames"));
   connect(frames_, &QListWidget::currentRowChanged, this, &LabelEditorTab::selectFrame);
   sideLayout->addWidget(frames_, 1);
 
@@ -219,6 +220,7 @@ QWidget* LabelEditorTab::createSegTools() {
   form->setContentsMargins(0, 0, 0, 0);
   brushSize_ = new QSpinBox;
   brushSize_->setObjectName(QStringLiteral("fineTuneBrushSize"));
+  brushSize_->setAccessibleName(tr("Brush size"));
   brushSize_->setRange(1, 200);
   brushSize_->setValue(canvas_->brushRadius());
   brushSize_->setSuffix(tr(" px"));
@@ -226,12 +228,14 @@ QWidget* LabelEditorTab::createSegTools() {
   form->addRow(tr("Brush radius"), brushSize_);
   opacity_ = new QSlider(Qt::Horizontal);
   opacity_->setObjectName(QStringLiteral("fineTuneOpacity"));
+  opacity_->setAccessibleName(tr("Label opacity"));
   opacity_->setRange(0, 100);
   opacity_->setValue(55);
   connect(opacity_, &QSlider::valueChanged, this, [this](int v) { canvas_->setOverlayOpacity(v / 100.0); });
   form->addRow(tr("Opacity"), opacity_);
   classes_ = new QListWidget;
   classes_->setObjectName(QStringLiteral("fineTuneClasses"));
+  classes_->setAccessibleName(tr("Classes"));
   classes_->setToolTip(tr("Select the class to paint; untick to hide it"));
   connect(classes_, &QListWidget::currentRowChanged, canvas_, &widgets::LabelCanvas::setCurrentClass);
   connect(classes_, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
@@ -259,6 +263,7 @@ QWidget* LabelEditorTab::createPoseTools() {
   form->addRow(tr("Show"), groupRow);
   keypoint_ = new QComboBox;
   keypoint_->setObjectName(QStringLiteral("fineTuneKeypoint"));
+  keypoint_->setAccessibleName(tr("Keypoint to place"));
   connect(keypoint_, &QComboBox::activated, this,
           [this](int row) { canvas_->setCurrentKeypoint(keypoint_->itemData(row).toInt()); });
   connect(canvas_, &widgets::LabelCanvas::currentKeypointChanged, this, [this](int index) {
@@ -268,6 +273,7 @@ QWidget* LabelEditorTab::createPoseTools() {
   form->addRow(tr("Keypoint"), keypoint_);
   person_ = new QComboBox;
   person_->setObjectName(QStringLiteral("fineTunePerson"));
+  person_->setAccessibleName(tr("Person"));
   connect(person_, &QComboBox::activated, canvas_, &widgets::LabelCanvas::setCurrentPerson);
   auto refreshPeople = [this] {
     const int count = std::max<int>(1, int(canvas_->people().size()));

@@ -19,6 +19,7 @@ namespace sapiens::studio {
 
 MediaBrowser::MediaBrowser(QWidget* parent) : QListWidget(parent) {
   setObjectName(QStringLiteral("mediaBrowser"));
+  setAccessibleName(tr("Media"));
   setViewMode(QListView::IconMode);
   setIconSize(QSize(kThumbnailSize, kThumbnailSize));
   setGridSize(QSize(kThumbnailSize + 24, kThumbnailSize + 36));

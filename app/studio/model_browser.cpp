@@ -23,6 +23,7 @@ QStringList checkpointsUnder(const QString& folder, bool recursive) {
 
 ModelBrowser::ModelBrowser(QWidget* parent) : QTreeWidget(parent) {
   setObjectName(QStringLiteral("modelBrowser"));
+  setAccessibleName(tr("Checkpoints found"));
   setColumnCount(2);
   setHeaderLabels({tr("Checkpoint"), tr("Size")});
   header()->setSectionResizeMode(0, QHeaderView::Stretch);

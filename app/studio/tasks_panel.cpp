@@ -17,9 +17,10 @@
 namespace sapiens::studio {
 namespace {
 
-QSlider* percentSlider(const QString& name, int value) {
+QSlider* percentSlider(const QString& name, const QString& accessibleName, int value) {
   auto* slider = new QSlider(Qt::Horizontal);
   slider->setObjectName(name);
+  slider->setAccessibleName(accessibleName);
   slider->setRange(0, 100);
   slider->setValue(value);
   return slider;
@@ -62,10 +63,11 @@ TasksPanel::TasksPanel(QWidget* parent) : QWidget(parent) {
   mask_ = new QCheckBox(tr("Part mask"));
   mask_->setObjectName(QStringLiteral("maskLayerCheck"));
   mask_->setChecked(true);
-  maskOpacity_ = percentSlider(QStringLiteral("maskOpacitySlider"), 50);
+  maskOpacity_ = percentSlider(QStringLiteral("maskOpacitySlider"), tr("Part mask opacity"), 50);
   form->addRow(mask_, maskOpacity_);
   classes_ = new QListWidget;
   classes_->setObjectName(QStringLiteral("classList"));
+  classes_->setAccessibleName(tr("Body parts shown"));
   const SegClasses& seg = seg29();
   for (std::size_t i = 0; i < seg.size(); ++i) {
     auto* item = new QListWidgetItem(swatch(seg.palette[i]), QString::fromStdString(seg.names[i]), classes_);
@@ -80,6 +82,7 @@ TasksPanel::TasksPanel(QWidget* parent) : QWidget(parent) {
   keypoints_->setChecked(true);
   threshold_ = new QDoubleSpinBox;
   threshold_->setObjectName(QStringLiteral("keypointThresholdSpin"));
+  threshold_->setAccessibleName(tr("Keypoint score threshold"));
   threshold_->setRange(0.0, 1.0);
   threshold_->setSingleStep(0.05);
   threshold_->setValue(kDefaultKeypointThreshold);
@@ -92,13 +95,14 @@ TasksPanel::TasksPanel(QWidget* parent) : QWidget(parent) {
 
   dense_ = new QComboBox;
   dense_->setObjectName(QStringLiteral("denseLayerCombo"));
+  dense_->setAccessibleName(tr("Map layer"));
   dense_->addItem(tr("None"), int(DenseLayer::None));
   dense_->addItem(tr("Normals"), int(DenseLayer::Normal));
   dense_->addItem(tr("Albedo"), int(DenseLayer::Albedo));
   dense_->addItem(tr("Depth"), int(DenseLayer::Depth));
   dense_->addItem(tr("Alpha matte"), int(DenseLayer::Alpha));
   dense_->addItem(tr("Cut-out"), int(DenseLayer::Cutout));
-  denseOpacity_ = percentSlider(QStringLiteral("denseOpacitySlider"), 70);
+  denseOpacity_ = percentSlider(QStringLiteral("denseOpacitySlider"), tr("Map layer opacity"), 70);
   form->addRow(dense_, denseOpacity_);
   layout->addWidget(layers);
   layout->addStretch(1);

@@ -101,6 +101,7 @@ QWidget* TrainingTab::createSettingsForm() {
   auto* modelRow = new QHBoxLayout;
   baseModel_ = new QLineEdit;
   baseModel_->setObjectName(QStringLiteral("fineTuneBaseModel"));
+  baseModel_->setAccessibleName(tr("Checkpoint to start from"));
   baseModel_->setPlaceholderText(tr("the loaded model of the set's task"));
   auto* browse = new QPushButton(tr("Browse..."));
   connect(browse, &QPushButton::clicked, this, &TrainingTab::chooseBaseModel);
@@ -111,14 +112,17 @@ QWidget* TrainingTab::createSettingsForm() {
   const TrainingSettings defaults;
   steps_ = new QSpinBox;
   steps_->setObjectName(QStringLiteral("fineTuneSteps"));
+  steps_->setAccessibleName(tr("Steps"));
   steps_->setRange(1, 1000000);
   steps_->setValue(defaults.steps);
   batch_ = new QSpinBox;
   batch_->setObjectName(QStringLiteral("fineTuneBatch"));
+  batch_->setAccessibleName(tr("Batch size"));
   batch_->setRange(1, 256);
   batch_->setValue(defaults.batchSize);
   learningRate_ = new QDoubleSpinBox;
   learningRate_->setObjectName(QStringLiteral("fineTuneLearningRate"));
+  learningRate_->setAccessibleName(tr("Learning rate"));
   learningRate_->setDecimals(6);
   learningRate_->setRange(0.0, 1.0);
   learningRate_->setSingleStep(1e-4);
@@ -130,13 +134,16 @@ QWidget* TrainingTab::createSettingsForm() {
   inputSize_ =
       new QLineEdit(QStringLiteral("%1x%2").arg(defaults.inputSize.height).arg(defaults.inputSize.width));
   inputSize_->setObjectName(QStringLiteral("fineTuneInputSize"));
+  inputSize_->setAccessibleName(tr("Input size"));
   inputSize_->setToolTip(tr("Network input HxW, multiples of 16"));
   evaluateEvery_ = new QSpinBox;
   evaluateEvery_->setObjectName(QStringLiteral("fineTuneEvaluateEvery"));
+  evaluateEvery_->setAccessibleName(tr("Evaluate every"));
   evaluateEvery_->setRange(1, 100000);
   evaluateEvery_->setValue(defaults.evaluateEvery);
   snapshotEvery_ = new QSpinBox;
   snapshotEvery_->setObjectName(QStringLiteral("fineTuneSnapshotEvery"));
+  snapshotEvery_->setAccessibleName(tr("Snapshot every"));
   snapshotEvery_->setRange(0, 1000000);
   snapshotEvery_->setSpecialValueText(tr("off"));
   snapshotEvery_->setToolTip(

@@ -25,13 +25,19 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <QAbstractButton>
+#include <QAbstractItemView>
+#include <QAbstractSpinBox>
+#include <QAccessible>
 #include <QAction>
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -40,6 +46,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableWidget>
@@ -698,6 +705,41 @@ class TestMainWindow : public QObject {
     QCOMPARE(again.inference()->device(), QStringLiteral("cpu"));
     QCOMPARE(again.findChild<QComboBox*>(QStringLiteral("deviceCombo"))->currentText(),
              QStringLiteral("cpu"));
+  }
+
+  void everyControlHasAnAccessibleName() {
+    // What a screen reader says for each control: its own name, its text, or its label's (a buddy).
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.findChild<QAction*>(QStringLiteral("actionTogglefineTuningDock"))->trigger();
+    window.showModelManager();
+    QStringList unnamed;
+    QList<QWidget*> widgets = window.findChildren<QWidget*>();
+    for (QWidget* top : QApplication::topLevelWidgets())
+      if (top != &window) widgets += top->findChildren<QWidget*>();
+    for (QWidget* w : widgets) {
+      const bool control = qobject_cast<QAbstractButton*>(w) || qobject_cast<QComboBox*>(w) ||
+                           qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QSlider*>(w) ||
+                           qobject_cast<QLineEdit*>(w) || qobject_cast<QAbstractItemView*>(w);
+      // Qt's own parts of a control (a spin box's editor, a combo box's list, dock and scroll buttons).
+      const bool part = w->objectName().startsWith(QStringLiteral("qt_")) ||
+                        qobject_cast<QAbstractSpinBox*>(w->parentWidget()) ||
+                        qobject_cast<QComboBox*>(w->parentWidget()) ||
+                        w->inherits("QComboBoxPrivateContainer") ||
+                        (w->parentWidget() && w->parentWidget()->inherits("QComboBoxPrivateContainer")) ||
+                        (w->parentWidget() && w->parentWidget()->inherits("QTabBar")) ||
+                        qobject_cast<QAbstractItemView*>(w->parentWidget()) ||  // headers, corner button
+                        (w->parentWidget() && w->parentWidget()->inherits("QDockWidget") &&
+                         qobject_cast<QAbstractButton*>(w));
+      if (!control || part) continue;
+      QAccessibleInterface* accessible = QAccessible::queryAccessibleInterface(w);
+      if (!accessible || accessible->text(QAccessible::Name).trimmed().isEmpty())
+        unnamed << QStringLiteral("%1 '%2' in %3")
+                       .arg(QString::fromLatin1(w->metaObject()->className()), w->objectName(),
+                            w->parentWidget() ? w->parentWidget()->objectName() : QString());
+    }
+    QVERIFY2(unnamed.isEmpty(), qPrintable(unnamed.join(QStringLiteral("\n"))));
   }
 
   void layoutPersistsBetweenRuns() {
