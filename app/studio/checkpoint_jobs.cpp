@@ -46,7 +46,11 @@ void CheckpointJobs::enqueue(Kind kind, const zoo::Entry& entry, const QString& 
         (running_ && running_->kind >= Kind::Download) ||
         std::any_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind >= Kind::Download; });
     startsDownloading = kind >= Kind::Download && !wasDownloading;
-    queue_.push_back({kind, entry, root.toStdString()});
+    // What the user asked for goes before the size questions still queued (23 of them on opening).
+    const auto at = kind >= Kind::Download ? std::find_if(queue_.begin(), queue_.end(),
+                                                          [](const Job& j) { return j.kind == Kind::Probe; })
+                                           : queue_.end();
+    queue_.insert(at, {kind, entry, root.toStdString()});
   }
   wake_.notify_one();
   if (startsDownloading) Q_EMIT downloadingChanged(true);

@@ -26,6 +26,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cstdlib>
 
 using sapiens::studio::CheckpointJobs;
@@ -177,6 +178,32 @@ class TestModelManager : public QObject {
                              kTimeoutMs);
     QCOMPARE(stateOf(table, "seg-tiny"), QString("valid"));
     QVERIFY(!dialog.findChild<QMessageBox*>("failureDialog"));
+  }
+
+  void aDownloadGoesBeforeTheSizeQuestionsStillQueued() {
+    if (!sapiens::downloadSupported()) QSKIP("built without libcurl");
+    const sapiens::zoo::Entry entry = tinySegEntry();
+    const QByteArray body = readAll(segFixture());
+    LocalHttpServer server;  // the official files get 404s
+    serveLikeTheHub(server, entry, {body}, sha256(body));
+    std::vector<sapiens::zoo::Entry> catalogue = sapiens::zoo::catalogue();
+    catalogue.push_back(entry);
+    QTemporaryDir root;
+    CheckpointJobs jobs;
+    jobs.setEndpoint(QString::fromStdString(server.base()));
+    ModelManagerDialog dialog(&jobs, catalogue, root.path());  // queues a check and a size question each
+    dialog.download({"seg-tiny"});
+    auto* table = dialog.findChild<QTableWidget*>("modelTable");
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(table, "seg-tiny"), QString("valid"), kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        table->item(rowOf(table, "matting-1b"), ModelManagerDialog::DownloadSizeColumn)->text() == "unknown",
+        kTimeoutMs);
+    const auto requests = server.requests();
+    const auto get =
+        std::find_if(requests.begin(), requests.end(), [](const auto& r) { return r.method == "GET"; });
+    QVERIFY(get != requests.end());
+    QVERIFY2(std::count_if(requests.begin(), get, [](const auto& r) { return r.method == "HEAD"; }) <= 1,
+             "the download waited for the size questions");
   }
 
   void aFileWhoseHashIsNotTheHubsIsKeptNowhereAndSaysSo() {
