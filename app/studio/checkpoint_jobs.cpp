@@ -11,6 +11,18 @@
 #include <algorithm>
 
 namespace sapiens::studio {
+namespace {
+
+// Downloads and verifications: what the user asked for, shown as download work (progress, quit dialog).
+bool isDownloadWork(CheckpointJobs::Kind kind) {
+  return kind == CheckpointJobs::Kind::Download || kind == CheckpointJobs::Kind::Verify;
+}
+
+}  // namespace
+
+bool CheckpointJobs::downloadWorkQueued() const {
+  return std::any_of(queue_.begin(), queue_.end(), [](const Job& j) { return isDownloadWork(j.kind); });
+}
 
 CheckpointJobs::CheckpointJobs(QObject* parent) : QObject(parent) {
   thread_ = std::thread([this] { run(); });
@@ -42,14 +54,12 @@ void CheckpointJobs::enqueue(Kind kind, const zoo::Entry& entry, const QString& 
     if (kind == Kind::Probe &&
         std::none_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind == Kind::Probe; }))
       networkDown_ = false;  // asked again: try the network again
-    const bool wasDownloading =
-        (running_ && running_->kind >= Kind::Download) ||
-        std::any_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind >= Kind::Download; });
-    startsDownloading = kind >= Kind::Download && !wasDownloading;
+    const bool wasDownloading = (running_ && isDownloadWork(running_->kind)) || downloadWorkQueued();
+    startsDownloading = isDownloadWork(kind) && !wasDownloading;
     // What the user asked for goes before the size questions still queued (23 of them on opening).
-    const auto at = kind >= Kind::Download ? std::find_if(queue_.begin(), queue_.end(),
-                                                          [](const Job& j) { return j.kind == Kind::Probe; })
-                                           : queue_.end();
+    const auto at = isDownloadWork(kind) ? std::find_if(queue_.begin(), queue_.end(),
+                                                        [](const Job& j) { return j.kind == Kind::Probe; })
+                                         : queue_.end();
     queue_.insert(at, {kind, entry, root.toStdString()});
   }
   wake_.notify_one();
@@ -66,11 +76,18 @@ void CheckpointJobs::cancel(Kind kind, const QString& id) {
 }
 
 void CheckpointJobs::cancelDownloads() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  queue_.erase(
-      std::remove_if(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind >= Kind::Download; }),
-      queue_.end());
-  if (running_ && running_->kind >= Kind::Download) cancelRunning_ = true;
+  bool stopsDownloading = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const bool wereQueued = downloadWorkQueued();
+    queue_.erase(
+        std::remove_if(queue_.begin(), queue_.end(), [](const Job& j) { return isDownloadWork(j.kind); }),
+        queue_.end());
+    const bool running = running_ && isDownloadWork(running_->kind);
+    if (running) cancelRunning_ = true;  // its end says downloadingChanged(false)
+    stopsDownloading = wereQueued && !running;
+  }
+  if (stopsDownloading) Q_EMIT downloadingChanged(false);
 }
 
 bool CheckpointJobs::downloading() const {
@@ -80,9 +97,9 @@ bool CheckpointJobs::downloading() const {
 QStringList CheckpointJobs::downloadQueue() const {
   std::lock_guard<std::mutex> lock(mutex_);
   QStringList ids;
-  if (running_ && running_->kind >= Kind::Download) ids << QString::fromStdString(running_->entry.id);
+  if (running_ && isDownloadWork(running_->kind)) ids << QString::fromStdString(running_->entry.id);
   for (const Job& j : queue_)
-    if (j.kind >= Kind::Download) ids << QString::fromStdString(j.entry.id);
+    if (isDownloadWork(j.kind)) ids << QString::fromStdString(j.entry.id);
   return ids;
 }
 
@@ -109,11 +126,10 @@ void CheckpointJobs::run() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       running_.reset();
-      stillDownloading =
-          std::any_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind >= Kind::Download; });
+      stillDownloading = downloadWorkQueued();
       if (stopping_) return;
     }
-    if (job.kind >= Kind::Download && !stillDownloading) Q_EMIT downloadingChanged(false);
+    if (isDownloadWork(job.kind) && !stillDownloading) Q_EMIT downloadingChanged(false);
   }
 }
 
@@ -132,7 +148,7 @@ void CheckpointJobs::runJob(const Job& job) {
   } catch (const std::exception& e) {
     // Anything unforeseen ends this job, never the thread.
     logger().error("{}: {}", job.entry.id, e.what());
-    if (job.kind >= Kind::Download)
+    if (isDownloadWork(job.kind))
       Q_EMIT finished(QString::fromStdString(job.entry.id), job.kind, false, false,
                       QString::fromStdString(e.what()));
   }
@@ -140,7 +156,7 @@ void CheckpointJobs::runJob(const Job& job) {
 
 void CheckpointJobs::check(const Job& job) {
   const zoo::FileCheck c = zoo::checkInstalled(job.entry, job.root);
-  Q_EMIT checked(QString::fromStdString(job.entry.id), static_cast<int>(c.state), c.bytes,
+  Q_EMIT checked(QString::fromStdString(job.entry.id), static_cast<int>(c.state),
                  zoo::partialBytes(job.entry, job.root), QString::fromStdString(c.problem));
 }
 

@@ -43,8 +43,8 @@ class CheckpointJobs : public QObject {
   QStringList downloadQueue() const;
 
  Q_SIGNALS:
-  /// A Check: zoo::FileState as int, the file's bytes, bytes in its .part file, why it is invalid.
-  void checked(const QString& id, int state, quint64 bytes, quint64 partialBytes, const QString& problem);
+  /// A Check: zoo::FileState as int, bytes in its .part file, why it is invalid.
+  void checked(const QString& id, int state, quint64 partialBytes, const QString& problem);
   /// A Probe: the size the server announces (-1 unknown), its SHA-256 ("" unknown), or why it failed.
   void probed(const QString& id, qint64 bytes, const QString& sha256, const QString& error);
   /// A Download or Verify under way; `total` 0 while unknown; `verifying` while the hash is computed.
@@ -67,6 +67,7 @@ class CheckpointJobs : public QObject {
   void download(const Job& job);
   void verify(const Job& job);
   bool cancelled() const;
+  bool downloadWorkQueued() const;  ///< with mutex_ held
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

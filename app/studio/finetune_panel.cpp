@@ -75,8 +75,7 @@ void FineTunePanel::stopForQuitting() {
 
 FineTunePanel::~FineTunePanel() {
   imports_.waitForDone();
-  saveNow();
-  worker_->abandon();
+  stopForQuitting();
   thread_.quit();
   thread_.wait();
 }

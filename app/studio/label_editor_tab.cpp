@@ -482,27 +482,34 @@ FrameLabels LabelEditorTab::editedFrame() const {
   return frame;
 }
 
+bool LabelEditorTab::hasUnsavedEdits() const {
+  return dirty_ && labels_ && frame_ >= 0 && frame_ < int(labels_->frames.size()) &&
+         (labels_->task == Task::Seg || labels_->task == Task::Pose);
+}
+
+void LabelEditorTab::reportSaveFailure(int index, const QString& cause) {
+  Q_EMIT messageShown(tr("Cannot save the labels of frame %1: %2").arg(index + 1).arg(cause), true);
+  showFailure(this, tr("Cannot save the labels of frame %1").arg(index + 1),
+              labels_ ? qs(labels_->folder) : QString(), cause);
+}
+
 bool LabelEditorTab::saveNow() {
   autosave_.stop();
   labelFiles_->drain();  // an autosave under way goes first: the file ends with the latest labels
-  if (!dirty_ || !labels_ || frame_ < 0 || frame_ >= int(labels_->frames.size())) return true;
-  if (labels_->task != Task::Seg && labels_->task != Task::Pose) return true;
+  if (!hasUnsavedEdits()) return true;
   try {
     writeFrameLabels(*labels_, std::size_t(frame_), editedFrame());
     dirty_ = false;
     Q_EMIT autosaved(frame_);
     return true;
   } catch (const std::exception& e) {
-    Q_EMIT messageShown(tr("Cannot save the labels of frame %1: %2").arg(frame_ + 1).arg(qs(e.what())), true);
-    showFailure(this, tr("Cannot save the labels of frame %1").arg(frame_ + 1), qs(labels_->folder),
-                qs(e.what()));
+    reportSaveFailure(frame_, qs(e.what()));
     return false;
   }
 }
 
 void LabelEditorTab::saveInBackground() {
-  if (!dirty_ || !labels_ || frame_ < 0 || frame_ >= int(labels_->frames.size())) return;
-  if (labels_->task != Task::Seg && labels_->task != Task::Pose) return;
+  if (!hasUnsavedEdits()) return;
   const LabelledFrame& entry = labels_->frames[std::size_t(frame_)];
   // A frame's first label file also goes into the manifest, which the panel's set holds: written here.
   if ((labels_->task == Task::Seg ? entry.mask : entry.keypoints).empty()) {
@@ -522,9 +529,7 @@ void LabelEditorTab::saveInBackground() {
         [this, index, error] {
           if (error.isEmpty()) return Q_EMIT autosaved(index);
           if (index == frame_) dirty_ = true;  // still to be saved
-          Q_EMIT messageShown(tr("Cannot save the labels of frame %1: %2").arg(index + 1).arg(error), true);
-          showFailure(this, tr("Cannot save the labels of frame %1").arg(index + 1),
-                      labels_ ? qs(labels_->folder) : QString(), error);
+          reportSaveFailure(index, error);
         },
         Qt::QueuedConnection);
   });

@@ -92,6 +92,9 @@ class LabelEditorTab : public QWidget {
   /// The frame on show as the canvas has it, ready to be written.
   FrameLabels editedFrame() const;
   void saveInBackground();
+  /// Edits of the frame on show not written yet (seg and pose: the other tasks are not drawn).
+  bool hasUnsavedEdits() const;
+  void reportSaveFailure(int index, const QString& cause);
   void chooseNewLabelSet();
   void chooseOpenLabelSet();
   void chooseImportSeg();

@@ -133,10 +133,6 @@ void ModelController::setCheckpointRoot(const QString& root) {
   discoverCheckpoints(true);
 }
 
-ModelManagerDialog* ModelController::modelManager() const {
-  return manager_;
-}
-
 void ModelController::showModelManager() {
   if (!manager_) {
     manager_ = new ModelManagerDialog(jobs_, zoo::catalogue(), checkpointRoot(), window_);

@@ -63,7 +63,6 @@ class ModelController : public QObject {
   std::vector<Task> tasksWithoutModel(const std::vector<Task>& tasks) const;
   /// Demo weights for the tasks without a checkpoint; `remember`: also on the next start.
   void setDemoFallback(bool on, bool remember = true);
-  ModelManagerDialog* modelManager() const;
   CheckpointJobs* checkpointJobs() const { return jobs_; }
   /// Whether a lookup is under way; runRequested follows its end when runWhenReady was called.
   bool lookingUp() const { return lookups_ > 0; }

@@ -153,7 +153,6 @@ void ModelManagerDialog::buildTable() {
     const zoo::Entry& e = rows_[order_[r]].entry;
     const QString id = order_[r];
     auto* idItem = new QTableWidgetItem(id);
-    idItem->setData(Qt::UserRole, id);
     idItem->setToolTip(QString::fromStdString(e.repository));
     table_->setItem(r, IdColumn, idItem);
     table_->setItem(r, TaskColumn,
@@ -167,36 +166,34 @@ void ModelManagerDialog::buildTable() {
 
 void ModelManagerDialog::connectJobs() {
   connect(jobs_, &CheckpointJobs::checked, this,
-          [this](const QString& id, int state, quint64 bytes, quint64 partial, const QString& problem) {
-            auto it = rows_.find(id);
-            if (it == rows_.end()) return;
-            it->second.state = static_cast<zoo::FileState>(state);
-            it->second.bytes = bytes;
-            it->second.partialBytes = partial;
-            it->second.problem = problem;
-            it->second.checked = true;
+          [this](const QString& id, int state, quint64 partial, const QString& problem) {
+            Row* row = rowOf(id);
+            if (!row) return;
+            row->state = static_cast<zoo::FileState>(state);
+            row->partialBytes = partial;
+            row->problem = problem;
+            row->checked = true;
             updateRow(id);
             updateButtons();
           });
   connect(jobs_, &CheckpointJobs::probed, this,
           [this](const QString& id, qint64 bytes, const QString& sha256, const QString& error) {
-            auto it = rows_.find(id);
-            if (it == rows_.end()) return;
-            it->second.probing = false;
-            it->second.announcedBytes = bytes;
-            it->second.announcedSha256 = sha256;
-            it->second.probeError = error;
+            Row* row = rowOf(id);
+            if (!row) return;
+            row->probing = false;
+            row->announcedBytes = bytes;
+            row->announcedSha256 = sha256;
+            row->probeError = error;
             updateRow(id);
             updateOverall();
           });
   connect(jobs_, &CheckpointJobs::progress, this,
           [this](const QString& id, quint64 received, quint64 total, double rate, bool verifying) {
-            auto it = rows_.find(id);
-            if (it == rows_.end()) return;
-            Row& row = it->second;
-            row.received = received;
-            row.total = total;
-            row.activity =
+            Row* row = rowOf(id);
+            if (!row) return;
+            row->received = received;
+            row->total = total;
+            row->activity =
                 (verifying ? tr("checking SHA-256 %1") : tr("downloading %1")).arg(percent(received, total));
             if (!verifying) rate_ = rate;
             updateRow(id);
@@ -229,6 +226,11 @@ void ModelManagerDialog::setRoot(const QString& root) {
   rootEdit_->setText(root);
   for (auto& [id, row] : rows_) row.checked = false;
   refresh();
+}
+
+ModelManagerDialog::Row* ModelManagerDialog::rowOf(const QString& id) {
+  const auto it = rows_.find(id);
+  return it == rows_.end() ? nullptr : &it->second;  // another catalogue's id: not shown here
 }
 
 QString ModelManagerDialog::pathOf(const Row& row) const {
@@ -355,16 +357,16 @@ void ModelManagerDialog::verifySelected() {
 
 void ModelManagerDialog::onFinished(const QString& id, CheckpointJobs::Kind kind, bool ok, bool cancelled,
                                     const QString& message) {
-  auto it = rows_.find(id);
-  if (it == rows_.end()) return;
-  it->second.activity.clear();
+  Row* row = rowOf(id);
+  if (!row) return;
+  row->activity.clear();
   resultLabel_->setText(message);
   updateRow(id);
   updateOverall();
   updateButtons();
   if (kind == Kind::Download && ok) Q_EMIT checkpointsChanged();
   if (ok || cancelled) return;
-  showFailure(kind == Kind::Download ? tr("Download failed") : tr("Verification failed"), pathOf(it->second),
+  showFailure(kind == Kind::Download ? tr("Download failed") : tr("Verification failed"), pathOf(*row),
               message);
 }
 

@@ -51,7 +51,6 @@ class ModelManagerDialog : public QDialog {
   struct Row {
     zoo::Entry entry;
     zoo::FileState state = zoo::FileState::Missing;
-    quint64 bytes = 0;
     quint64 partialBytes = 0;
     QString problem;
     qint64 announcedBytes = -1;
@@ -78,6 +77,8 @@ class ModelManagerDialog : public QDialog {
   void showSelectedInFolder();
   void chooseRoot();
   QString pathOf(const Row& row) const;
+  /// The row of catalogue id `id`, or nullptr.
+  Row* rowOf(const QString& id);
 
   CheckpointJobs* jobs_;
   QString root_;
