@@ -181,28 +181,35 @@ class TestModelManager : public QObject {
   }
 
   void aDownloadGoesBeforeTheSizeQuestionsStillQueued() {
+    // A download holds the jobs' thread (its server stalls) while the whole catalogue's size questions
+    // and then a second download are queued; once the first is cancelled, the second goes next.
     if (!sapiens::downloadSupported()) QSKIP("built without libcurl");
-    const sapiens::zoo::Entry entry = tinySegEntry();
+    const sapiens::zoo::Entry first = tinySegEntry();
+    const sapiens::zoo::Entry second =
+        sapiens::zoo::customEntry("seg-tiny-b", "test/sapiens2-seg-tiny-b", first.architecture());
     const QByteArray body = readAll(segFixture());
     LocalHttpServer server;  // the official files get 404s
-    serveLikeTheHub(server, entry, {body}, sha256(body));
-    std::vector<sapiens::zoo::Entry> catalogue = sapiens::zoo::catalogue();
-    catalogue.push_back(entry);
+    LocalHttpServer::File stalling{body};
+    stalling.stallAfter = 600000;
+    serveLikeTheHub(server, first, stalling, sha256(body));
+    serveLikeTheHub(server, second, {body}, sha256(body));
     QTemporaryDir root;
     CheckpointJobs jobs;
     jobs.setEndpoint(QString::fromStdString(server.base()));
-    ModelManagerDialog dialog(&jobs, catalogue, root.path());  // queues a check and a size question each
-    dialog.download({"seg-tiny"});
-    auto* table = dialog.findChild<QTableWidget*>("modelTable");
-    QTRY_COMPARE_WITH_TIMEOUT(stateOf(table, "seg-tiny"), QString("valid"), kTimeoutMs);
-    QTRY_VERIFY_WITH_TIMEOUT(
-        table->item(rowOf(table, "matting-1b"), ModelManagerDialog::DownloadSizeColumn)->text() == "unknown",
-        kTimeoutMs);
+    jobs.enqueue(CheckpointJobs::Kind::Download, first, root.path());
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(root.path() + "/seg/seg-tiny.safetensors.part").size() == 600000,
+                             kTimeoutMs);
+    for (const sapiens::zoo::Entry& e : sapiens::zoo::catalogue())
+      jobs.enqueue(CheckpointJobs::Kind::Probe, e, root.path());
+    jobs.enqueue(CheckpointJobs::Kind::Download, second, root.path());
+    jobs.cancel(CheckpointJobs::Kind::Download, "seg-tiny");
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(root.path() + "/seg/seg-tiny-b.safetensors"), kTimeoutMs);
     const auto requests = server.requests();
-    const auto get =
-        std::find_if(requests.begin(), requests.end(), [](const auto& r) { return r.method == "GET"; });
-    QVERIFY(get != requests.end());
-    QVERIFY2(std::count_if(requests.begin(), get, [](const auto& r) { return r.method == "HEAD"; }) <= 1,
+    const auto secondGet = std::find_if(requests.begin(), requests.end(), [](const auto& r) {
+      return r.method == "GET" && r.target.find("seg-tiny-b") != std::string::npos;
+    });
+    QVERIFY(secondGet != requests.end());
+    QVERIFY2(std::none_of(requests.begin(), secondGet, [](const auto& r) { return r.method == "HEAD"; }),
              "the download waited for the size questions");
   }
 
