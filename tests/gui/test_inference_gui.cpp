@@ -86,6 +86,16 @@ void selectTasks(MainWindow& window, std::initializer_list<Task> tasks) {
     window.tasksPanel()->setTaskSelected(task, std::find(tasks.begin(), tasks.end(), task) != tasks.end());
 }
 
+// The first-run banner above the view goes once every checked task has a model (a lookup that ends
+// later may show or hide it); the view's size, and so where a picture point is drawn, is steady after.
+bool viewSizeSettled(MainWindow& window) {
+  auto* banner = window.findChild<QWidget*>(QStringLiteral("firstRunBanner"));
+  if (!banner || !QTest::qWaitFor([&] { return !banner->isVisible(); }, kTimeoutMs)) return false;
+  QCoreApplication::sendPostedEvents();
+  QCoreApplication::processEvents();
+  return true;
+}
+
 bool runAndWait(MainWindow& window) {
   QSignalSpy shown(&window, &MainWindow::resultShown);
   window.findChild<QAction*>(QStringLiteral("actionRun"))->trigger();
@@ -377,12 +387,13 @@ class TestInferenceGui : public QObject {
 
     auto* view = window.imageView();
     auto* panel = window.tasksPanel();
-    const QImage original = view->grabFramebuffer();
-    QVERIFY(!window.findChild<QAction*>(QStringLiteral("actionExport_ply"))->isEnabled());
-
     selectTasks(window, {Task::Seg, Task::Pose, Task::Normal, Task::Pointmap});
     panel->findChild<QCheckBox*>(QStringLiteral("keypointsLayerCheck"))->setChecked(false);
     panel->findChild<QCheckBox*>(QStringLiteral("boxesLayerCheck"))->setChecked(false);
+    QVERIFY(viewSizeSettled(window));
+    const QImage original = view->grabFramebuffer();
+    const QSize viewSize = view->size();
+    QVERIFY(!window.findChild<QAction*>(QStringLiteral("actionExport_ply"))->isEnabled());
     QSignalSpy cloudShown(&window, &MainWindow::pointCloudShown);
     QVERIFY(runAndWait(window));
     const sapiens::FrameResult* result = window.currentResult();
@@ -390,6 +401,7 @@ class TestInferenceGui : public QObject {
     for (Task task : {Task::Seg, Task::Pose, Task::Normal, Task::Pointmap}) QVERIFY(result->has(task));
     QVERIFY(window.findChild<QLabel*>(QStringLiteral("latencyLabel"))->text().endsWith(QStringLiteral("ms")));
 
+    QCOMPARE(view->size(), viewSize);  // picture points are compared where they were drawn before the run
     const auto samples = interiorSamples(result->segLabels);
     maskLayerTintsAndHides(window, original, samples);
     if (QTest::currentTestFailed()) return;
