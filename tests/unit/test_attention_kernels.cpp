@@ -132,6 +132,33 @@ class AttentionKernelsTest : public QObject {
     QVERIFY(got.transpose(1, 2).is_contiguous());
   }
 
+  // The bf16 kernels' softmax: rows of scores in the hundreds (the exponentials only fit once shifted by
+  // the row's maximum), and a NaN in a key, which must reach every output of its head and no other: a
+  // model that diverged must not look fine.
+  void bf16KernelsShiftByTheMaximumAndLetNanThrough() {
+    const std::pair<Applies, Kernel> kernels[] = {
+        {sapiens::detail::oneDnnAttentionApplies, sapiens::detail::oneDnnAttention},
+        {sapiens::detail::amxAttentionApplies, sapiens::detail::amxAttention}};
+    const Shape s{1, 4, 2, 50, 600, 64};
+    Inputs in = randomInputs(s, 300.0, 3);
+    in.k.select(2, 590).mul_(4.0);
+    const at::Tensor q = in.q.to(at::kBFloat16), k = in.k.to(at::kBFloat16), v = in.v.to(at::kBFloat16);
+    bool anyRan = false;
+    for (const auto& [applies, kernel] : kernels) {
+      if (!applies(q, k, v)) continue;
+      anyRan = true;
+      const double error = maxError(kernel(q, k, v), reference(q, k, v));
+      QVERIFY2(error < 2e-2, qPrintable(QString("max error %1").arg(error)));
+      at::Tensor poisoned = k.clone();
+      poisoned[0][1][123][7] = std::nan("");
+      const at::Tensor out = kernel(q, poisoned, v);
+      // kv head 1 feeds query heads 2 and 3.
+      QVERIFY(at::isnan(out.narrow(1, 2, 2)).all().item<bool>());
+      QVERIFY(at::isfinite(out.narrow(1, 0, 2)).all().item<bool>());
+    }
+    if (!anyRan) QSKIP("no bf16 attention kernel is used on this CPU");
+  }
+
   void matrixProductPathMatchesDoublePrecision() {
     for (const Shape& s : kShapes) {
       const Inputs in = randomInputs(s, 3.0, 2);

@@ -75,7 +75,7 @@ struct Layout {
   int64_t depthChunks;  // ceil(d / 32): the steps of the score product
   int64_t outChunks;    // ceil(d / 16): the output's tiles of 16 columns
   int64_t keys;
-  int64_t paddedKeys;  // a multiple of 64: four score tiles at a time
+  int64_t paddedKeys;  // a multiple of 32: two score tiles at a time
   float scale;
 
   int64_t packedKeysSize() const { return paddedKeys / 16 * depthChunks * kTileElements; }
@@ -85,7 +85,7 @@ struct Layout {
 Layout layoutFor(const at::Tensor& q, const at::Tensor& k) {
   const int64_t depth = q.size(3), keys = k.size(2);
   return {depth, (depth + 31) / 32,     (depth + 15) / 16,
-          keys,  (keys + 63) / 64 * 64, static_cast<float>(1.0 / std::sqrt(static_cast<double>(depth)))};
+          keys,  (keys + 31) / 32 * 32, static_cast<float>(1.0 / std::sqrt(static_cast<double>(depth)))};
 }
 
 // The tile loads are asm statements that name no memory: what plain stores wrote before them must be
@@ -146,103 +146,101 @@ void packValues(const std::uint16_t* v, int64_t rowStride, const Layout& l, std:
   }
 }
 
-// scores (16 x paddedKeys float32) = query (16 x 32 depthChunks bf16) k^T.
+// A block of queries is two tiles' rows: every key or value tile loaded (from L2: 0.4 MB each per head
+// at 3081 keys) serves both, which halves what the products read per query.
+constexpr int64_t kBlockRows = 2 * kRows;
+
+// scores (32 x paddedKeys float32) = query (32 x 32 depthChunks bf16) k^T, 32 keys at a time: tiles 4
+// and 5 hold the query's upper and lower 16 rows, 6 and 7 two chunks of 16 keys, 0-3 their four sums.
 SAPIENS_AMX_BF16 void scoreBlock(const std::uint16_t* query, const std::uint16_t* keys, const Layout& l,
                                  float* scores) {
   memoryBarrier();
   const int64_t queryStride = l.depthChunks * 64, scoreStride = l.paddedKeys * 4;
   const int64_t nextKeys = l.depthChunks * kTileElements;
-  for (int64_t group = 0; group < l.paddedKeys / 64; ++group) {
+  const std::uint16_t* lowerQuery = query + kRows * l.depthChunks * 32;
+  float* lowerScores = scores + kRows * l.paddedKeys;
+  for (int64_t pair = 0; pair < l.paddedKeys / 32; ++pair) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
     for (int64_t c = 0; c < l.depthChunks; ++c) {
-      const std::uint16_t* b = keys + (group * 4 * l.depthChunks + c) * kTileElements;
+      const std::uint16_t* b = keys + (pair * 2 * l.depthChunks + c) * kTileElements;
       _tile_loadd(4, query + c * 32, queryStride);
-      _tile_loadd(5, b, 64);
-      _tile_dpbf16ps(0, 4, 5);
-      _tile_loadd(6, b + nextKeys, 64);
-      _tile_dpbf16ps(1, 4, 6);
-      _tile_loadd(7, b + 2 * nextKeys, 64);
-      _tile_dpbf16ps(2, 4, 7);
-      _tile_loadd(5, b + 3 * nextKeys, 64);
-      _tile_dpbf16ps(3, 4, 5);
+      _tile_loadd(6, b, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_loadd(7, b + nextKeys, 64);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_loadd(5, lowerQuery + c * 32, queryStride);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
     }
-    float* out = scores + group * 64;
-    _tile_stored(0, out, scoreStride);
-    _tile_stored(1, out + 16, scoreStride);
-    _tile_stored(2, out + 32, scoreStride);
-    _tile_stored(3, out + 48, scoreStride);
+    _tile_stored(0, scores + pair * 32, scoreStride);
+    _tile_stored(1, scores + pair * 32 + 16, scoreStride);
+    _tile_stored(2, lowerScores + pair * 32, scoreStride);
+    _tile_stored(3, lowerScores + pair * 32 + 16, scoreStride);
   }
 }
 
-// Output columns [16 first, 16 (first + kTiles)) of probabilities (16 x paddedKeys bf16) v.
+// Output columns [16 first, 16 (first + kTiles)) of probabilities (32 x paddedKeys bf16) v, kTiles 1 or
+// 2: tiles 4 and 5 hold 32 keys' probabilities of the upper and lower rows, 6 and 7 the values.
 template <int kTiles>
 SAPIENS_AMX_BF16 void valueTiles(const std::uint16_t* probabilities, const std::uint16_t* values,
                                  const Layout& l, int64_t first, float* output) {
   memoryBarrier();
   const int64_t probabilityStride = l.paddedKeys * 2, outputStride = l.outChunks * 64;
+  const std::uint16_t* lowerProbabilities = probabilities + kRows * l.paddedKeys;
   _tile_zero(0);
-  if constexpr (kTiles > 1) _tile_zero(1);
-  if constexpr (kTiles > 2) _tile_zero(2);
-  if constexpr (kTiles > 3) _tile_zero(3);
+  _tile_zero(2);
+  if constexpr (kTiles > 1) {
+    _tile_zero(1);
+    _tile_zero(3);
+  }
   for (int64_t j = 0; j < l.paddedKeys / 32; ++j) {
     const std::uint16_t* b = values + (j * l.outChunks + first) * kTileElements;
     _tile_loadd(4, probabilities + j * 32, probabilityStride);
-    _tile_loadd(5, b, 64);
-    _tile_dpbf16ps(0, 4, 5);
+    _tile_loadd(6, b, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(5, lowerProbabilities + j * 32, probabilityStride);
+    _tile_dpbf16ps(2, 5, 6);
     if constexpr (kTiles > 1) {
-      _tile_loadd(6, b + kTileElements, 64);
-      _tile_dpbf16ps(1, 4, 6);
-    }
-    if constexpr (kTiles > 2) {
-      _tile_loadd(7, b + 2 * kTileElements, 64);
-      _tile_dpbf16ps(2, 4, 7);
-    }
-    if constexpr (kTiles > 3) {
-      _tile_loadd(5, b + 3 * kTileElements, 64);
-      _tile_dpbf16ps(3, 4, 5);
+      _tile_loadd(7, b + kTileElements, 64);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(3, 5, 7);
     }
   }
   float* out = output + first * 16;
+  float* lowerOut = out + kRows * l.outChunks * 16;
   _tile_stored(0, out, outputStride);
-  if constexpr (kTiles > 1) _tile_stored(1, out + 16, outputStride);
-  if constexpr (kTiles > 2) _tile_stored(2, out + 32, outputStride);
-  if constexpr (kTiles > 3) _tile_stored(3, out + 48, outputStride);
+  _tile_stored(2, lowerOut, outputStride);
+  if constexpr (kTiles > 1) {
+    _tile_stored(1, out + 16, outputStride);
+    _tile_stored(3, lowerOut + 16, outputStride);
+  }
 }
 
 SAPIENS_AMX_BF16 void valueBlock(const std::uint16_t* probabilities, const std::uint16_t* values,
                                  const Layout& l, float* output) {
-  for (int64_t first = 0; first < l.outChunks; first += 4) {
-    switch (std::min<int64_t>(4, l.outChunks - first)) {
-      case 1:
-        valueTiles<1>(probabilities, values, l, first, output);
-        break;
-      case 2:
-        valueTiles<2>(probabilities, values, l, first, output);
-        break;
-      case 3:
-        valueTiles<3>(probabilities, values, l, first, output);
-        break;
-      default:
-        valueTiles<4>(probabilities, values, l, first, output);
-    }
+  for (int64_t first = 0; first < l.outChunks; first += 2) {
+    if (l.outChunks - first >= 2)
+      valueTiles<2>(probabilities, values, l, first, output);
+    else
+      valueTiles<1>(probabilities, values, l, first, output);
   }
 }
 
-// One thread's buffers for a block of 16 queries.
+// One thread's buffers for a block of 32 queries.
 struct BlockBuffers {
   explicit BlockBuffers(const Layout& l)
-      : query(kRows * l.depthChunks * 32, 0),
-        scores(kRows * l.paddedKeys),
-        probabilities(kRows * l.paddedKeys, 0),
-        output(kRows * l.outChunks * 16) {}
+      : query(kBlockRows * l.depthChunks * 32, 0),
+        scores(kBlockRows * l.paddedKeys),
+        probabilities(kBlockRows * l.paddedKeys, 0),
+        output(kBlockRows * l.outChunks * 16) {}
   std::vector<std::uint16_t> query;
   std::vector<float> scores;
   std::vector<std::uint16_t> probabilities;
   std::vector<float> output;
-  float sums[kRows] = {};
+  float sums[kBlockRows] = {};
 };
 
 struct Operand {
@@ -258,17 +256,17 @@ struct Operand {
   }
 };
 
-// Rows [start, start + rows) of query head h: out[b, start + r, h, :] for r < rows (<= 16).
+// Rows [start, start + rows) of query head h: out[b, start + r, h, :] for r < rows (<= 32).
 SAPIENS_AMX_BF16 void attendBlock(const Operand& q, int64_t b, int64_t h, int64_t start, int64_t rows,
                                   const std::uint16_t* keys, const std::uint16_t* values, const Layout& l,
                                   BlockBuffers& buffers, std::uint16_t* out, int64_t outRowStride) {
   const int64_t queryWidth = l.depthChunks * 32;
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(buffers.query.data() + r * queryWidth, q.row(b, h, start + r), l.depth * 2);
-  for (int64_t r = rows; r < kRows; ++r)
+  for (int64_t r = rows; r < kBlockRows; ++r)
     std::fill_n(buffers.query.data() + r * queryWidth, queryWidth, std::uint16_t{0});
   scoreBlock(buffers.query.data(), keys, l, buffers.scores.data());
-  for (int64_t r = 0; r < kRows; ++r) {
+  for (int64_t r = 0; r < kBlockRows; ++r) {
     std::uint16_t* p = buffers.probabilities.data() + r * l.paddedKeys;
     if (r < rows)
       buffers.sums[r] = expRowToBf16(buffers.scores.data() + r * l.paddedKeys, p, l.keys, l.scale);
@@ -304,15 +302,15 @@ at::Tensor amxAttention(const at::Tensor& q, const at::Tensor& k, const at::Tens
 
   at::Tensor out = at::empty({batch, queries, heads, l.depth}, q.options());
   auto* outData = static_cast<std::uint16_t*>(out.data_ptr());
-  const int64_t blocks = (queries + kRows - 1) / kRows, group = heads / kvHeads;
+  const int64_t blocks = (queries + kBlockRows - 1) / kBlockRows, group = heads / kvHeads;
   at::parallel_for(0, batch * heads * blocks, 1, [&](int64_t begin, int64_t end) {
     configureTiles();
     BlockBuffers buffers(l);
     for (int64_t i = begin; i < end; ++i) {
-      const int64_t b = i / (heads * blocks), h = i / blocks % heads, start = i % blocks * kRows;
+      const int64_t b = i / (heads * blocks), h = i / blocks % heads, start = i % blocks * kBlockRows;
       const int64_t pair = b * kvHeads + h / group;
-      attendBlock(queriesIn, b, h, start, std::min(kRows, queries - start), keys + pair * l.packedKeysSize(),
-                  values + pair * l.packedValuesSize(), l, buffers,
+      attendBlock(queriesIn, b, h, start, std::min(kBlockRows, queries - start),
+                  keys + pair * l.packedKeysSize(), values + pair * l.packedValuesSize(), l, buffers,
                   outData + (b * queries * heads + h) * l.depth, heads * l.depth);
     }
     releaseTiles();

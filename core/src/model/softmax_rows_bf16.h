@@ -3,7 +3,7 @@
 // float32 scores in, bf16 probabilities out, and the un-normalised float32 output divided by the row's
 // sum and rounded to bf16 once. Include only from files compiled for x86-64.
 
-#include "exp_vector.h"
+#include "exp_polynomial.h"
 #include "vector_lanes.h"
 
 #include <cstdint>
@@ -17,20 +17,38 @@
 
 namespace sapiens::detail {
 
+// 2^t for t <= 0 (up to rounding), to float32's accuracy (a degree-5 fit of 2^f on [-1/2, 1/2], 1.5e-7
+// relative): t = n + f, 2^n applied by scalef, which takes a value below float's range to 0. NaN stays NaN.
+SAPIENS_AVX512_BF16 inline __m512 exp2NonPositive(__m512 t) {
+  t = _mm512_max_ps(_mm512_set1_ps(-160.0f), t);  // max gives its second operand for NaN
+  const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(t, n);
+  __m512 p = _mm512_set1_ps(1.3276452664285898e-3f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.675541892647743e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550713464617729e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.24022120237350464f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6931469440460205f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0000001192092896f));
+  return _mm512_scalef_ps(p, n);
+}
+
 // p[j] = bf16(exp(scale s[j] - max(scale s))) for j < n; returns the float32 sum of the exponentials. The
 // scale is applied here rather than by the product: oneDNN 2.6 has no AMX kernel with an output scale.
+// After the max the exponent is never positive, which is what makes exp2NonPositive's short form enough:
+// one fused multiply-add takes a score to its power of two.
 SAPIENS_AVX512_BF16 inline float expRowToBf16(const float* s, std::uint16_t* p, std::int64_t n, float scale) {
   const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  const __m512 factor = _mm512_set1_ps(scale);
   __m512 m = lowest;
   for (std::int64_t j = 0; j < n; j += 16)
-    m = _mm512_max_ps(m, _mm512_mul_ps(_mm512_mask_loadu_ps(lowest, tailMask16(n - j), s + j), factor));
-  const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(m));
+    m = _mm512_max_ps(m, _mm512_mask_loadu_ps(lowest, tailMask16(n - j), s + j));
+  const float toPower = scale * exp_polynomial::kLog2e;  // scale > 0: the max of s gives the max of scale s
+  const __m512 factor = _mm512_set1_ps(toPower);
+  const __m512 shift = _mm512_set1_ps(-_mm512_reduce_max_ps(m) * toPower);
   __m512 sum = _mm512_setzero_ps();
   for (std::int64_t j = 0; j < n; j += 16) {
     const __mmask16 mask = tailMask16(n - j);
-    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, s + j), factor);
-    const __m512 e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(scaled, shift)));
+    const __m512 e = _mm512_maskz_mov_ps(
+        mask, exp2NonPositive(_mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, s + j), factor, shift)));
     sum = _mm512_add_ps(sum, e);
     storeBf16(p + j, mask, e);
   }
