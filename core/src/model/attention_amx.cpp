@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -150,16 +151,22 @@ void packValues(const std::uint16_t* v, int64_t rowStride, const Layout& l, std:
 // at 3081 keys) serves both, which halves what the products read per query.
 constexpr int64_t kBlockRows = 2 * kRows;
 
-// scores (32 x paddedKeys float32) = query (32 x 32 depthChunks bf16) k^T, 32 keys at a time: tiles 4
-// and 5 hold the query's upper and lower 16 rows, 6 and 7 two chunks of 16 keys, 0-3 their four sums.
-SAPIENS_AMX_BF16 void scoreBlock(const std::uint16_t* query, const std::uint16_t* keys, const Layout& l,
-                                 float* scores) {
+// The keys are taken 128 at a time with a running maximum per row (the online softmax of the float32
+// tiled kernel): a chunk's scores (16 KB) and probabilities (8 KB) stay in L1 instead of rows of all
+// keys going through L2 three times.
+constexpr int64_t kChunkKeys = 128;
+
+// scores (32 x 32 pairs float32, row stride kChunkKeys) = query (32 x 32 depthChunks bf16) k^T for the
+// keys from `keys` on, 32 at a time: tiles 4 and 5 hold the query's upper and lower 16 rows, 6 and 7 two
+// chunks of 16 keys, 0-3 their four sums.
+SAPIENS_AMX_BF16 void scoreChunk(const std::uint16_t* query, const std::uint16_t* keys, const Layout& l,
+                                 int64_t pairs, float* scores) {
   memoryBarrier();
-  const int64_t queryStride = l.depthChunks * 64, scoreStride = l.paddedKeys * 4;
+  const int64_t queryStride = l.depthChunks * 64, scoreStride = kChunkKeys * 4;
   const int64_t nextKeys = l.depthChunks * kTileElements;
   const std::uint16_t* lowerQuery = query + kRows * l.depthChunks * 32;
-  float* lowerScores = scores + kRows * l.paddedKeys;
-  for (int64_t pair = 0; pair < l.paddedKeys / 32; ++pair) {
+  float* lowerScores = scores + kRows * kChunkKeys;
+  for (int64_t pair = 0; pair < pairs; ++pair) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -182,21 +189,24 @@ SAPIENS_AMX_BF16 void scoreBlock(const std::uint16_t* query, const std::uint16_t
   }
 }
 
-// Output columns [16 first, 16 (first + kTiles)) of probabilities (32 x paddedKeys bf16) v, kTiles 1 or
-// 2: tiles 4 and 5 hold 32 keys' probabilities of the upper and lower rows, 6 and 7 the values.
+// output[:, 16 first, 16 (first + kTiles)) += probabilities (32 x 32 pairs bf16, row stride kChunkKeys)
+// v for the values from `values` on, kTiles 1 or 2: tiles 4 and 5 hold 32 keys' probabilities of the
+// upper and lower rows, 6 and 7 the values, 0-3 the output's sums.
 template <int kTiles>
-SAPIENS_AMX_BF16 void valueTiles(const std::uint16_t* probabilities, const std::uint16_t* values,
-                                 const Layout& l, int64_t first, float* output) {
+SAPIENS_AMX_BF16 void addValueTiles(const std::uint16_t* probabilities, const std::uint16_t* values,
+                                    const Layout& l, int64_t pairs, int64_t first, float* output) {
   memoryBarrier();
-  const int64_t probabilityStride = l.paddedKeys * 2, outputStride = l.outChunks * 64;
-  const std::uint16_t* lowerProbabilities = probabilities + kRows * l.paddedKeys;
-  _tile_zero(0);
-  _tile_zero(2);
+  const int64_t probabilityStride = kChunkKeys * 2, outputStride = l.outChunks * 64;
+  const std::uint16_t* lowerProbabilities = probabilities + kRows * kChunkKeys;
+  float* out = output + first * 16;
+  float* lowerOut = out + kRows * l.outChunks * 16;
+  _tile_loadd(0, out, outputStride);
+  _tile_loadd(2, lowerOut, outputStride);
   if constexpr (kTiles > 1) {
-    _tile_zero(1);
-    _tile_zero(3);
+    _tile_loadd(1, out + 16, outputStride);
+    _tile_loadd(3, lowerOut + 16, outputStride);
   }
-  for (int64_t j = 0; j < l.paddedKeys / 32; ++j) {
+  for (int64_t j = 0; j < pairs; ++j) {
     const std::uint16_t* b = values + (j * l.outChunks + first) * kTileElements;
     _tile_loadd(4, probabilities + j * 32, probabilityStride);
     _tile_loadd(6, b, 64);
@@ -209,8 +219,6 @@ SAPIENS_AMX_BF16 void valueTiles(const std::uint16_t* probabilities, const std::
       _tile_dpbf16ps(3, 5, 7);
     }
   }
-  float* out = output + first * 16;
-  float* lowerOut = out + kRows * l.outChunks * 16;
   _tile_stored(0, out, outputStride);
   _tile_stored(2, lowerOut, outputStride);
   if constexpr (kTiles > 1) {
@@ -219,13 +227,13 @@ SAPIENS_AMX_BF16 void valueTiles(const std::uint16_t* probabilities, const std::
   }
 }
 
-SAPIENS_AMX_BF16 void valueBlock(const std::uint16_t* probabilities, const std::uint16_t* values,
-                                 const Layout& l, float* output) {
+SAPIENS_AMX_BF16 void addValueChunk(const std::uint16_t* probabilities, const std::uint16_t* values,
+                                    const Layout& l, int64_t pairs, float* output) {
   for (int64_t first = 0; first < l.outChunks; first += 2) {
     if (l.outChunks - first >= 2)
-      valueTiles<2>(probabilities, values, l, first, output);
+      addValueTiles<2>(probabilities, values, l, pairs, first, output);
     else
-      valueTiles<1>(probabilities, values, l, first, output);
+      addValueTiles<1>(probabilities, values, l, pairs, first, output);
   }
 }
 
@@ -233,13 +241,14 @@ SAPIENS_AMX_BF16 void valueBlock(const std::uint16_t* probabilities, const std::
 struct BlockBuffers {
   explicit BlockBuffers(const Layout& l)
       : query(kBlockRows * l.depthChunks * 32, 0),
-        scores(kBlockRows * l.paddedKeys),
-        probabilities(kBlockRows * l.paddedKeys, 0),
+        scores(kBlockRows * kChunkKeys),
+        probabilities(kBlockRows * kChunkKeys, 0),
         output(kBlockRows * l.outChunks * 16) {}
   std::vector<std::uint16_t> query;
   std::vector<float> scores;
   std::vector<std::uint16_t> probabilities;
-  std::vector<float> output;
+  std::vector<float> output;  // float32 sums of probabilities x values, at the rows' current maxima
+  float maxima[kBlockRows] = {};
   float sums[kBlockRows] = {};
 };
 
@@ -256,6 +265,27 @@ struct Operand {
   }
 };
 
+// The query rows [0, rows) of `buffers` against keys [first, first + count): the chunk's probabilities,
+// each row's output and sum first rescaled to the maximum the chunk may raise.
+SAPIENS_AMX_BF16 void softmaxChunk(BlockBuffers& buffers, const Layout& l, int64_t rows, int64_t count,
+                                   int64_t paddedCount) {
+  const int64_t width = l.outChunks * 16;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* scores = buffers.scores.data() + r * kChunkKeys;
+    std::uint16_t* p = buffers.probabilities.data() + r * kChunkKeys;
+    const float maximum = std::max(buffers.maxima[r], rowMaximum(scores, count));
+    if (maximum > buffers.maxima[r]) {
+      const float factor = std::exp((buffers.maxima[r] - maximum) * l.scale);  // 0 on the first chunk
+      float* output = buffers.output.data() + r * width;
+      for (int64_t j = 0; j < width; ++j) output[j] *= factor;
+      buffers.sums[r] *= factor;
+      buffers.maxima[r] = maximum;
+    }
+    buffers.sums[r] += expShiftedRowToBf16(scores, p, count, l.scale, maximum);
+    std::fill(p + count, p + paddedCount, std::uint16_t{0});
+  }
+}
+
 // Rows [start, start + rows) of query head h: out[b, start + r, h, :] for r < rows (<= 32).
 SAPIENS_AMX_BF16 void attendBlock(const Operand& q, int64_t b, int64_t h, int64_t start, int64_t rows,
                                   const std::uint16_t* keys, const std::uint16_t* values, const Layout& l,
@@ -263,17 +293,21 @@ SAPIENS_AMX_BF16 void attendBlock(const Operand& q, int64_t b, int64_t h, int64_
   const int64_t queryWidth = l.depthChunks * 32;
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(buffers.query.data() + r * queryWidth, q.row(b, h, start + r), l.depth * 2);
-  for (int64_t r = rows; r < kBlockRows; ++r)
+  for (int64_t r = rows; r < kBlockRows; ++r) {
     std::fill_n(buffers.query.data() + r * queryWidth, queryWidth, std::uint16_t{0});
-  scoreBlock(buffers.query.data(), keys, l, buffers.scores.data());
-  for (int64_t r = 0; r < kBlockRows; ++r) {
-    std::uint16_t* p = buffers.probabilities.data() + r * l.paddedKeys;
-    if (r < rows)
-      buffers.sums[r] = expRowToBf16(buffers.scores.data() + r * l.paddedKeys, p, l.keys, l.scale);
-    else
-      std::fill_n(p, l.keys, std::uint16_t{0});
+    std::fill_n(buffers.probabilities.data() + r * kChunkKeys, kChunkKeys, std::uint16_t{0});
   }
-  valueBlock(buffers.probabilities.data(), values, l, buffers.output.data());
+  std::fill(buffers.output.begin(), buffers.output.end(), 0.0f);
+  std::fill_n(buffers.maxima, kBlockRows, -std::numeric_limits<float>::infinity());
+  std::fill_n(buffers.sums, kBlockRows, 0.0f);
+  for (int64_t first = 0; first < l.keys; first += kChunkKeys) {
+    const int64_t count = std::min(kChunkKeys, l.keys - first), pairs = (count + 31) / 32;
+    scoreChunk(buffers.query.data(), keys + first / 16 * l.depthChunks * kTileElements, l, pairs,
+               buffers.scores.data());
+    softmaxChunk(buffers, l, rows, count, pairs * 32);
+    addValueChunk(buffers.probabilities.data(), values + first / 32 * l.outChunks * kTileElements, l, pairs,
+                  buffers.output.data());
+  }
   for (int64_t r = 0; r < rows; ++r)
     normaliseRowToBf16(buffers.output.data() + r * l.outChunks * 16, buffers.sums[r],
                        out + (start + r) * outRowStride, l.depth);

@@ -32,18 +32,23 @@ SAPIENS_AVX512_BF16 inline __m512 exp2NonPositive(__m512 t) {
   return _mm512_scalef_ps(p, n);
 }
 
-// p[j] = bf16(exp(scale s[j] - max(scale s))) for j < n; returns the float32 sum of the exponentials. The
-// scale is applied here rather than by the product: oneDNN 2.6 has no AMX kernel with an output scale.
-// After the max the exponent is never positive, which is what makes exp2NonPositive's short form enough:
-// one fused multiply-add takes a score to its power of two.
-SAPIENS_AVX512_BF16 inline float expRowToBf16(const float* s, std::uint16_t* p, std::int64_t n, float scale) {
+// The largest of s[0, n) (NaN may or may not win: what follows passes it on either way).
+SAPIENS_AVX512_BF16 inline float rowMaximum(const float* s, std::int64_t n) {
   const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   __m512 m = lowest;
   for (std::int64_t j = 0; j < n; j += 16)
     m = _mm512_max_ps(m, _mm512_mask_loadu_ps(lowest, tailMask16(n - j), s + j));
-  const float toPower = scale * exp_polynomial::kLog2e;  // scale > 0: the max of s gives the max of scale s
+  return _mm512_reduce_max_ps(m);
+}
+
+// p[j] = bf16(exp(scale (s[j] - maximum))) for j < n, maximum >= every s[j] and scale > 0; returns the
+// float32 sum of the exponentials. The exponent is never positive, which is what makes exp2NonPositive's
+// short form enough: one fused multiply-add takes a score to its power of two.
+SAPIENS_AVX512_BF16 inline float expShiftedRowToBf16(const float* s, std::uint16_t* p, std::int64_t n,
+                                                     float scale, float maximum) {
+  const float toPower = scale * exp_polynomial::kLog2e;
   const __m512 factor = _mm512_set1_ps(toPower);
-  const __m512 shift = _mm512_set1_ps(-_mm512_reduce_max_ps(m) * toPower);
+  const __m512 shift = _mm512_set1_ps(-maximum * toPower);
   __m512 sum = _mm512_setzero_ps();
   for (std::int64_t j = 0; j < n; j += 16) {
     const __mmask16 mask = tailMask16(n - j);
@@ -53,6 +58,12 @@ SAPIENS_AVX512_BF16 inline float expRowToBf16(const float* s, std::uint16_t* p, 
     storeBf16(p + j, mask, e);
   }
   return _mm512_reduce_add_ps(sum);
+}
+
+// p[j] = bf16(exp(scale s[j] - max(scale s))) for j < n; returns the float32 sum of the exponentials. The
+// scale is applied here rather than by the product: oneDNN 2.6 has no AMX kernel with an output scale.
+SAPIENS_AVX512_BF16 inline float expRowToBf16(const float* s, std::uint16_t* p, std::int64_t n, float scale) {
+  return expShiftedRowToBf16(s, p, n, scale, rowMaximum(s, n));
 }
 
 // out[j] = bf16(acc[j] / sum) for j < n.
