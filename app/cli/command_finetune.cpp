@@ -4,6 +4,7 @@
 #include "cli_command.h"
 #include "input_size_option.h"
 #include "stop_signals.h"
+#include "training_precision_option.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/finetune/fine_tuner.h"
@@ -45,6 +46,7 @@ struct FinetuneArgs {
   std::string snapshotFolder;
   int evaluateEvery = 50;
   std::uint64_t seed = 0;
+  std::string precision = "auto";
 };
 
 TrainingControl* activeControl = nullptr;
@@ -105,6 +107,7 @@ int runFinetune(const FinetuneArgs& a) {
   settings.snapshotFolder = a.snapshotFolder;
   settings.evaluateEvery = a.evaluateEvery;
   settings.seed = a.seed;
+  settings.precision = *parseTrainingPrecision(a.precision);  // checked by the option
 
   LabelSet labels = openLabelSet(a.labels, *task);
   Model model = loadModelForFineTuning(a.model, *task, a.device);
@@ -193,6 +196,11 @@ static CliCommand reg("finetune", [](CLI::App& app) {
   sub->add_option("--snapshot-dir", a->snapshotFolder, "Folder for snapshot-step-N.safetensors");
   sub->add_option("--eval-every", a->evaluateEvery, "Steps between validation passes")->capture_default_str();
   sub->add_option("--seed", a->seed, "Seed of the split, the batches and fresh heads")->capture_default_str();
+  sub->add_option("--precision", a->precision,
+                  "Training steps in fp32 or bf16 mixed precision (CPU; float32 weights); auto: bf16 where "
+                  "the CPU has native bf16")
+      ->capture_default_str()
+      ->check(trainingPrecisionOption());
   return CommandAction([a]() -> int { return runFinetune(*a); });
 });
 

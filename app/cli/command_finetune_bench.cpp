@@ -3,6 +3,7 @@
 
 #include "cli_command.h"
 #include "gemm_floor.h"
+#include "training_precision_option.h"
 
 #include "sapiens/finetune/fine_tuner.h"
 #include "sapiens/finetune/frame_labels.h"
@@ -36,6 +37,7 @@ struct FinetuneBenchArgs {
   int batch = 2;
   int steps = 3;
   std::string device = "cpu";
+  std::string precision = "auto";
   bool json = false;
 };
 
@@ -65,6 +67,22 @@ LabelSet syntheticLabels(Task task, const std::string& folder, int frames, Input
   return labels;
 }
 
+// The backbone as a recomputing trainer would run it: the step's samples in one frozen forward pass
+// (median of three, after preparation has warmed the model up), per sample.
+double backboneSecondsPerSample(const FineTuner& tuner) {
+  std::vector<at::Tensor> inputs;
+  for (std::size_t i = 0; i < tuner.samples().size(); ++i) inputs.push_back(tuner.sampleInput(i));
+  const at::Tensor batchInput = at::cat(inputs, 0);
+  std::vector<double> runs;
+  for (int run = 0; run < 3; ++run) {
+    const auto start = Clock::now();
+    const at::Tensor features = tuner.model().backboneFeatures(batchInput);
+    runs.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[1] / static_cast<double>(inputs.size());
+}
+
 int runFinetuneBench(const FinetuneBenchArgs& a) {
   const std::optional<Task> task = parseTask(a.task);
   if (!task ||
@@ -87,29 +105,18 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
   settings.validationFraction = 0;
   settings.evaluateEvery = 0;
   settings.learningRate = 5e-4;  // a given rate: no range test before the timed steps
+  settings.precision = *parseTrainingPrecision(a.precision);  // checked by the option
   FineTuner tuner(std::move(model), syntheticLabels(*task, folder.string(), a.batch, size), settings);
   TrainingControl control;
 
   tuner.prepare(control);
-  // The backbone as a recomputing trainer would run it: the step's samples in one frozen forward pass
-  // (median of three, after preparation has warmed the model up).
-  std::vector<at::Tensor> inputs;
-  for (std::size_t i = 0; i < tuner.samples().size(); ++i) inputs.push_back(tuner.sampleInput(i));
-  const at::Tensor batchInput = at::cat(inputs, 0);
-  std::vector<double> backboneRuns;
-  for (int run = 0; run < 3; ++run) {
-    const auto start = Clock::now();
-    const at::Tensor features = tuner.model().backboneFeatures(batchInput);
-    backboneRuns.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::sort(backboneRuns.begin(), backboneRuns.end());
-  const double backboneSeconds = backboneRuns[1] / static_cast<double>(inputs.size());
+  const double backboneSeconds = backboneSecondsPerSample(tuner);
   // Steady-state cached steps: the steps' own time (TrainingReport::secondsTraining, which leaves out
   // the evaluations train() runs at its end) after the first step (allocations).
-  // The floor: the backbone's dominant matrix product on the same device, sampled before and after the
-  // timed steps.
+  // The floor: the backbone's dominant matrix product on the same device, in the steps' precision,
+  // sampled before and after the timed steps.
   GemmFloor floor(dominantGemm(tuner.model().architecture(), 1, a.height, a.width), tuner.model().device(),
-                  at::kFloat);
+                  tuner.precision() == TrainingPrecision::BFloat16 ? at::kBFloat16 : at::kFloat);
   floor.sample();
   double firstStepSeconds = 0;
   const auto trainStart = Clock::now();
@@ -137,6 +144,7 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
                                 {"input", {a.height, a.width}},
                                 {"batch", a.batch},
                                 {"device", tuner.model().device().str()},
+                                {"precision", trainingPrecisionName(tuner.precision())},
                                 {"backbone_seconds_per_sample", backboneSeconds},
                                 {"cached_step_seconds", cachedStep},
                                 {"recompute_step_seconds", recomputeStep},
@@ -151,16 +159,18 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
               << "\n";
   } else {
     std::cout << fmt::format(
-        "{} {} at {}x{}, batch {}, {}: backbone {:.3f} s/sample; training step on cached features {:.3f} s, "
+        "{} {} at {}x{}, batch {}, {}, steps in {}: backbone {:.3f} s/sample; training step on cached "
+        "features {:.3f} s, "
         "recomputing the backbone {:.3f} s: {:.1f}x faster (at equal FLOP rates {:.1f}x: head step {:.1f} "
         "GFLOP, "
         "backbone {:.1f} GFLOP; step at {:.1f} GFLOP/s, backbone at {:.1f} GFLOP/s)\n"
         "  step floor ratio {:.2f}x (the step's time over its FLOPs at the floor, {:.1f} GFLOP/s: GEMM {} x "
         "{} x {})\n",
-        a.arch, a.task, a.height, a.width, a.batch, tuner.model().device().str(), backboneSeconds, cachedStep,
-        recomputeStep, recomputeStep / cachedStep, boundSpeedup, stepGflop, flops.backbone / 1e9,
-        stepGflop / cachedStep, flops.backbone / 1e9 / (a.batch * backboneSeconds), floorRatio, floorGflops,
-        floor.shape().m, floor.shape().k, floor.shape().n);
+        a.arch, a.task, a.height, a.width, a.batch, tuner.model().device().str(),
+        trainingPrecisionName(tuner.precision()), backboneSeconds, cachedStep, recomputeStep,
+        recomputeStep / cachedStep, boundSpeedup, stepGflop, flops.backbone / 1e9, stepGflop / cachedStep,
+        flops.backbone / 1e9 / (a.batch * backboneSeconds), floorRatio, floorGflops, floor.shape().m,
+        floor.shape().k, floor.shape().n);
   }
   return kOk;
 }
@@ -180,6 +190,9 @@ static CliCommand reg("finetune-bench", [](CLI::App& app) {
   sub->add_option("--batch", a->batch, "Samples per step")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--steps", a->steps, "Timed steps")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  sub->add_option("--precision", a->precision, "Training steps in auto, fp32 or bf16 (mixed)")
+      ->capture_default_str()
+      ->check(trainingPrecisionOption());
   sub->add_flag("--json", a->json, "Print JSON");
   return CommandAction([a]() -> int { return runFinetuneBench(*a); });
 });

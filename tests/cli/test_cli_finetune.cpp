@@ -137,6 +137,13 @@ class TestCliFinetune : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // Run twice by the suite: in float32, and with SAPIENS_CPU_BF16=1, where auto trains in bf16 mixed
+  // precision on a CPU with native bf16 (the same bounds hold).
+  void initTestCase() {
+    const QString unsupported = sapiens::test::forcedBf16Unsupported();
+    if (!unsupported.isEmpty()) QSKIP(qPrintable(unsupported));
+  }
+
   void trainsOnTheOfficialLayoutAndWritesALoadableModel() {
     QTemporaryDir dir;
     const std::string labels = dir.filePath("bare").toStdString();

@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include "sapiens/common/cpu_features.h"
+
 #include <QFile>
 #include <QJsonDocument>
 #include <QProcess>
@@ -60,6 +62,11 @@ QJsonObject readJson(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) return {};
   return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+QString forcedBf16Unsupported() {
+  if (qgetenv("SAPIENS_CPU_BF16") != "1" || cpu::hasAvx512Bf16()) return {};
+  return QStringLiteral("SAPIENS_CPU_BF16=1 on a CPU without native bf16: auto never runs bf16 here");
 }
 
 }  // namespace sapiens::test

@@ -32,4 +32,9 @@ QString describe(const ProcessResult& r);
 /// The JSON object in `path`; empty when the file is missing or not a JSON object.
 QJsonObject readJson(const QString& path);
 
+/// Why this process cannot test what --dtype auto does with bf16 ("" when it can): the suite's bf16 runs
+/// set SAPIENS_CPU_BF16=1, and on a CPU without native bf16 its convolutions would be LibTorch's
+/// emulation, which auto never picks.
+QString forcedBf16Unsupported();
+
 }  // namespace sapiens::test

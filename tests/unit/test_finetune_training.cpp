@@ -97,10 +97,16 @@ TrainingSettings quickSettings(int steps) {
   return settings;
 }
 
-Model loadFp32(const std::string& task) {
+// Saved heads reload in float32 to be compared with the tuner's own float32 predictions, also where
+// --dtype auto would pick bf16 (the suite's bf16 run: SAPIENS_CPU_BF16=1).
+ModelOptions float32() {
   ModelOptions options;
   options.dtype = at::kFloat;
-  return Model::load(goldenModel(task), options);
+  return options;
+}
+
+Model loadFp32(const std::string& task) {
+  return Model::load(goldenModel(task), float32());
 }
 
 // Empty when training did its job: the loss fell to at most `lossFactor` of the first step's and the
@@ -125,6 +131,36 @@ class TestFinetuneTraining : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // The suite runs these tests twice: as the other tests, in float32 (SAPIENS_CPU_BF16=0), and with
+  // SAPIENS_CPU_BF16=1, where auto trains in bf16 mixed precision, on a CPU with native bf16.
+  void initTestCase() {
+    const QString unsupported = sapiens::test::forcedBf16Unsupported();
+    if (!unsupported.isEmpty()) QSKIP(qPrintable(unsupported));
+  }
+
+  // bf16 mixed precision asked for: the steps run under autocast, the loss still falls, and the head's
+  // weights stay float32 (they are what the optimiser updates and what is saved); fp32 asked for trains
+  // in float32; there is no fp16 training.
+  void mixedPrecisionTrainsFloat32Weights() {
+    QTemporaryDir dir;
+    const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
+    TrainingSettings settings = quickSettings(60);
+    settings.precision = TrainingPrecision::BFloat16;
+    FineTuner tuner(loadFp32("seg"), labels, settings);
+    QVERIFY(tuner.precision() == TrainingPrecision::BFloat16);
+    TrainingControl control;
+    QVERIFY(tuner.prepare(control));
+    const TrainingReport report = tuner.train(control);
+    QVERIFY2(report.lastLoss < 0.7 * report.firstLoss,
+             qPrintable(QString("loss %1 -> %2").arg(report.firstLoss).arg(report.lastLoss)));
+    for (const auto& [name, tensor] : tuner.model().headParameters())
+      QVERIFY2(tensor.scalar_type() == at::kFloat, name.c_str());
+
+    settings.precision = TrainingPrecision::Float32;
+    QVERIFY(FineTuner(loadFp32("seg"), labels, settings).precision() == TrainingPrecision::Float32);
+    QVERIFY(!parseTrainingPrecision("fp16"));
+  }
+
   void segLossHalvesMetricRisesAndTheSavedModelReproducesIt() {
     QTemporaryDir dir;
     const LabelSet labels = makeSegLabelSet(dir.filePath("set").toStdString());
@@ -149,8 +185,8 @@ class TestFinetuneTraining : public QObject {
     const std::string head = dir.filePath("head.safetensors").toStdString();
     tuner.save(full, true);
     tuner.save(head, false);
-    const Model reloaded = Model::load(full);
-    const Model withHead = loadFinetunedModel(head);
+    const Model reloaded = Model::load(full, float32());
+    const Model withHead = loadFinetunedModel(head, float32());
     for (std::size_t i = 0; i < tuner.samples().size(); ++i) {
       const at::Tensor trained = tuner.predict(i).get("seg_logits");
       const at::Tensor input = tuner.sampleInput(i);
@@ -232,7 +268,7 @@ class TestFinetuneTraining : public QObject {
     QVERIFY(report.lastLoss < report.firstLoss);
     const std::string path = dir.filePath("five.safetensors").toStdString();
     tuner.save(path, true);
-    const Model reloaded = Model::load(path);
+    const Model reloaded = Model::load(path, float32());
     QCOMPARE(reloaded.architecture().head.outChannels, 5);
     QVERIFY(at::equal(reloaded.forward(tuner.sampleInput(0)).get("seg_logits"),
                       tuner.predict(0).get("seg_logits")));
@@ -276,7 +312,7 @@ class TestFinetuneTraining : public QObject {
     QVERIFY2(shortfall.isEmpty(), qPrintable(shortfall));
     const std::string path = dir.filePath("pose.safetensors").toStdString();
     tuner.save(path, true);
-    QVERIFY(at::equal(Model::load(path).forward(tuner.sampleInput(1)).get("pose_heatmaps"),
+    QVERIFY(at::equal(Model::load(path, float32()).forward(tuner.sampleInput(1)).get("pose_heatmaps"),
                       tuner.predict(1).get("pose_heatmaps")));
   }
 
@@ -408,7 +444,7 @@ class TestFinetuneTraining : public QObject {
     // The preview's prediction is what the saved model gives on that picture in a plain run.
     const std::string saved = dir.filePath("trained.safetensors").toStdString();
     tuner.save(saved, true);
-    const Model trained = Model::load(saved);
+    const Model trained = Model::load(saved, float32());
     const cv::Mat picture = tuner.sampleImage(0);
     const FrameResult predicted = tuner.predictFrame(0);
     const cv::Mat expected = parsed == Task::Albedo
@@ -471,7 +507,7 @@ class TestFinetuneTraining : public QObject {
     const std::string saved = dir.filePath("trained.safetensors").toStdString();
     tuner.save(saved, true);
     const cv::Mat picture = tuner.sampleImage(0);
-    const Matte expected = estimateMatte(Model::load(saved), picture, settings.inputSize);
+    const Matte expected = estimateMatte(Model::load(saved, float32()), picture, settings.inputSize);
     QVERIFY(cv::norm(tuner.predictFrame(0).alpha, expected.alpha, cv::NORM_INF) < 1e-5);
 
     cv::Mat wrong(frames[0].size(), CV_32FC1, cv::Scalar(2.0f));
@@ -517,7 +553,8 @@ class TestFinetuneTraining : public QObject {
     QCOMPARE(stepWhilePaused.load(), 5);  // nothing ran while paused
     QVERIFY(!report.stopped);
     QCOMPARE(report.steps, 12);
-    const Model snapshot = loadFinetunedModel(settings.snapshotFolder + "/snapshot-step-000012.safetensors");
+    const Model snapshot =
+        loadFinetunedModel(settings.snapshotFolder + "/snapshot-step-000012.safetensors", float32());
     QVERIFY(at::equal(snapshot.forward(tuner.sampleInput(0)).get("seg_logits"),
                       tuner.predict(0).get("seg_logits")));
   }
@@ -557,7 +594,7 @@ class TestFinetuneTraining : public QObject {
     for (int step = kept + 1; step <= divergedAt; ++step)
       QVERIFY2(!std::filesystem::exists(snapshot(step)), qPrintable(QString::fromStdString(snapshot(step))));
     if (kept > 0) {
-      const Model last = loadFinetunedModel(snapshot(kept));
+      const Model last = loadFinetunedModel(snapshot(kept), float32());
       QVERIFY(at::equal(last.forward(tuner.sampleInput(0)).get("seg_logits"), logits));
     }
   }

@@ -1,6 +1,7 @@
 #include "sapiens/finetune/fine_tuner.h"
 
 #include "adamw.h"
+#include "mixed_precision.h"
 #include "pipeline/preprocess.h"
 #include "sapiens/common/log.h"
 #include "sapiens/finetune/finetuned_model_file.h"
@@ -59,6 +60,7 @@ struct FineTuner::State {
   std::string backboneFingerprint;
   std::vector<LabelClass> classes;
   bool keepsStartingHead = false;  // keepUntaught, and the head came from the checkpoint
+  TrainingPrecision precision = TrainingPrecision::Float32;  // of the training steps, resolved
   std::int64_t classCount = 0;
   at::Tensor classWeights;
   detail::FlipTables flip;
@@ -186,8 +188,12 @@ struct FineTuner::State {
   };
   StepResult trainStep(detail::AdamW& adam, const std::vector<std::size_t>& batch, double learningRate) {
     const detail::SampleTargets t = batchTargets(batch);
-    const ModelOutputs outputs = headOutputs(batch, t, /*training=*/true);
-    const at::Tensor loss = detail::taskLoss(model.task(), outputs, t, classWeights);
+    ModelOutputs outputs;
+    {
+      const detail::MixedPrecisionScope mixed(precision == TrainingPrecision::BFloat16);
+      outputs = headOutputs(batch, t, /*training=*/true);
+    }
+    const at::Tensor loss = detail::taskLoss(model.task(), detail::inFloat32(outputs), t, classWeights);
     StepResult result{loss.item<double>(), {}};
     if (!std::isfinite(result.loss)) {
       result.divergence = fmt::format("the training loss is {}", result.loss);
@@ -444,6 +450,10 @@ FineTuner::FineTuner(Model model, LabelSet labels, TrainingSettings settings,
                                     s.baseCheckpoint, computeDtypeName(s.model.dtype())));
   }
   if (s.labels.frames.empty()) throw LabelSetError(s.labels.manifestPath(), "the label set has no frames");
+  s.precision = detail::resolveTrainingPrecision(s.settings.precision, s.model.device());
+  logger().info("training steps in {}", s.precision == TrainingPrecision::BFloat16
+                                            ? "bf16 mixed precision (float32 weights)"
+                                            : "float32");
   s.classes = s.labels.classes.empty() ? defaultClasses(task) : s.labels.classes;
   bool headReset = false;
   if (task == Task::Seg || task == Task::Pose) {
@@ -690,6 +700,10 @@ ModelOutputs FineTuner::predict(std::size_t index) const {
   // The model's own head (the two-branch one too), so that a prediction is what the saved model gives.
   state_->updateModelHead();
   return state_->model.forwardHead(state_->features({index}));
+}
+
+TrainingPrecision FineTuner::precision() const {
+  return state_->precision;
 }
 
 const Model& FineTuner::model() const {

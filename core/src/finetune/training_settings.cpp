@@ -5,6 +5,24 @@
 
 namespace sapiens {
 
+std::optional<TrainingPrecision> parseTrainingPrecision(std::string_view spelling) {
+  if (spelling == "auto") return TrainingPrecision::Auto;
+  if (spelling == "fp32" || spelling == "float32") return TrainingPrecision::Float32;
+  if (spelling == "bf16" || spelling == "bfloat16") return TrainingPrecision::BFloat16;
+  return std::nullopt;
+}
+
+std::string_view trainingPrecisionName(TrainingPrecision precision) {
+  switch (precision) {
+    case TrainingPrecision::Float32:
+      return "fp32";
+    case TrainingPrecision::BFloat16:
+      return "bf16";
+    default:
+      return "auto";
+  }
+}
+
 int effectiveWarmupSteps(const TrainingSettings& settings) {
   return settings.warmupSteps >= 0 ? settings.warmupSteps : std::min(500, settings.steps / 10);
 }

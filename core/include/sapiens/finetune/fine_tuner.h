@@ -105,6 +105,9 @@ class FineTuner {
   /// or the metric pointmap. Throws ModelRunError for outputs of another shape.
   FrameResult predictFrame(std::size_t index) const;
 
+  /// What the training steps run in: BFloat16 (mixed precision) or Float32 (TrainingSettings::precision
+  /// resolved for the model's device).
+  TrainingPrecision precision() const;
   const Model& model() const;
   const LabelSet& labels() const;
   /// The settings in use; a learning rate left to the range test holds the rate it chose once prepared.

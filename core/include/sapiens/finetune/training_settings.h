@@ -10,9 +10,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace sapiens {
+
+/// What a head's training steps compute in: Auto is BFloat16 where --dtype auto picks bf16 for inference
+/// on the CPU (native bf16), Float32 elsewhere (CUDA included).
+enum class TrainingPrecision { Auto, Float32, BFloat16 };
 
 struct TrainingSettings {
   int steps = 500;
@@ -24,6 +30,10 @@ struct TrainingSettings {
   double validationFraction = 0.2;  ///< of the frames whose split is "auto"
   InputSize inputSize;              ///< the network input (1024 x 768 for the released models)
   std::uint64_t seed = 0;
+
+  /// BFloat16: bf16 mixed precision (the convolutions in bf16 on the CPU's native bf16; float32 master
+  /// weights, loss and optimiser); Float32; Auto. Evaluations and the backbone's features are float32.
+  TrainingPrecision precision = TrainingPrecision::Auto;
 
   /// Precomputed augmentation variants: each costs one backbone pass per sample, once. The flip mirrors
   /// picture and labels with the left/right swaps; colour variants apply a random photometric distortion
@@ -57,6 +67,11 @@ struct TrainingSettings {
   std::size_t featureCacheBytes = std::size_t(2) << 30;  ///< in memory; more spills to featureCacheFolder
   std::string featureCacheFolder;                        ///< "": a temporary folder
 };
+
+/// "auto", "fp32"/"float32", "bf16"/"bfloat16"; std::nullopt for anything else.
+std::optional<TrainingPrecision> parseTrainingPrecision(std::string_view spelling);
+/// "auto", "fp32", "bf16".
+std::string_view trainingPrecisionName(TrainingPrecision precision);
 
 /// min(500, steps / 10) when warmupSteps is -1.
 int effectiveWarmupSteps(const TrainingSettings& settings);
