@@ -21,6 +21,7 @@
 #include <optional>
 
 class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -115,6 +116,7 @@ class TrainingTab : public QWidget {
   QCheckBox* freshHead_ = nullptr;
   QCheckBox* keepUntaught_ = nullptr;
   QCheckBox* flip_ = nullptr;
+  QComboBox* precision_ = nullptr;
   QPushButton* train_ = nullptr;
   QPushButton* pause_ = nullptr;
   QPushButton* stop_ = nullptr;

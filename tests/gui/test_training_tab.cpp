@@ -10,6 +10,7 @@
 #include "sapiens/common/log.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -63,6 +64,7 @@ class TestTrainingTab : public QObject {
     QCOMPARE(tab.settings().learningRate, 0.0);  // auto
     QCOMPARE(child<QDoubleSpinBox>(&tab, "fineTuneLearningRate")->text(), QStringLiteral("auto"));
     QVERIFY(tab.settings().keepUntaught);  // on unless the user turns it off
+    QVERIFY(tab.settings().precision == sapiens::TrainingPrecision::Auto);
     child<QSpinBox>(&tab, "fineTuneSteps")->setValue(42);
     child<QSpinBox>(&tab, "fineTuneBatch")->setValue(3);
     child<QDoubleSpinBox>(&tab, "fineTuneLearningRate")->setValue(0.002);
@@ -72,6 +74,8 @@ class TestTrainingTab : public QObject {
     child<QCheckBox>(&tab, "fineTuneFreshHead")->setChecked(true);
     child<QCheckBox>(&tab, "fineTuneFlip")->setChecked(false);
     child<QCheckBox>(&tab, "fineTuneKeepUntaught")->setChecked(false);
+    auto* precision = child<QComboBox>(&tab, "fineTunePrecision");
+    precision->setCurrentIndex(precision->findData(QStringLiteral("bf16")));
     const sapiens::TrainingSettings settings = tab.settings();
     QCOMPARE(settings.steps, 42);
     QCOMPARE(settings.batchSize, 3);
@@ -84,6 +88,7 @@ class TestTrainingTab : public QObject {
     QVERIFY(settings.freshHead);
     QVERIFY(!settings.horizontalFlip);
     QVERIFY(!settings.keepUntaught);
+    QVERIFY(settings.precision == sapiens::TrainingPrecision::BFloat16);
     for (const char* bad : {"128x90", "128", "8x16", "axb"}) {
       child<QLineEdit>(&tab, "fineTuneInputSize")->setText(QString::fromLatin1(bad));
       QVERIFY2(!tab.inputSize(), bad);
