@@ -165,9 +165,9 @@ QWidget* TrainingTab::createSettingsForm() {
   precision_ = new QComboBox;
   precision_->setObjectName(QStringLiteral("fineTunePrecision"));
   precision_->setAccessibleName(tr("Precision"));
-  precision_->addItem(tr("auto"), QStringLiteral("auto"));
-  precision_->addItem(tr("fp32"), QStringLiteral("fp32"));
-  precision_->addItem(tr("bf16 (mixed)"), QStringLiteral("bf16"));
+  precision_->addItem(tr("auto"), int(TrainingPrecision::Auto));
+  precision_->addItem(tr("fp32"), int(TrainingPrecision::Float32));
+  precision_->addItem(tr("bf16 (mixed)"), int(TrainingPrecision::BFloat16));
   precision_->setToolTip(
       tr("What the training steps compute in. auto: bf16 mixed precision where the CPU has native bf16 "
          "(faster, less memory; the weights stay float32), fp32 elsewhere"));
@@ -232,8 +232,7 @@ TrainingSettings TrainingTab::settings() const {
   settings.freshHead = freshHead_->isChecked();
   settings.keepUntaught = keepUntaught_->isChecked();
   settings.horizontalFlip = flip_->isChecked();
-  settings.precision = parseTrainingPrecision(precision_->currentData().toString().toStdString())
-                           .value_or(TrainingPrecision::Auto);
+  settings.precision = static_cast<TrainingPrecision>(precision_->currentData().toInt());
   return settings;
 }
 

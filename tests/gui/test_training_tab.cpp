@@ -75,7 +75,7 @@ class TestTrainingTab : public QObject {
     child<QCheckBox>(&tab, "fineTuneFlip")->setChecked(false);
     child<QCheckBox>(&tab, "fineTuneKeepUntaught")->setChecked(false);
     auto* precision = child<QComboBox>(&tab, "fineTunePrecision");
-    precision->setCurrentIndex(precision->findData(QStringLiteral("bf16")));
+    precision->setCurrentIndex(precision->findData(int(sapiens::TrainingPrecision::BFloat16)));
     const sapiens::TrainingSettings settings = tab.settings();
     QCOMPARE(settings.steps, 42);
     QCOMPARE(settings.batchSize, 3);
