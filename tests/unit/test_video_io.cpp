@@ -306,6 +306,49 @@ class TestVideoIo : public QObject {
     QCOMPARE(tail.frames.back().index, std::int64_t{59});
   }
 
+  // Two MPEG-TS parts whose times both start at zero, joined byte for byte (as `cat a.ts b.ts` makes them):
+  // the times cannot number the frames, so reading counts them and a seek must count the same way,
+  // landing on the picture reading gives at that position in either part, before or after a read
+  // passed the jump (the fuzzer's finding: seek(1) gave a later frame, seeks into the second part failed).
+  void seeksInPartsJoinedEachFromZero() {
+    QTemporaryDir dir;
+    const std::string numbered = pathIn(dir, QStringLiteral("numbered.mp4"));
+    writeNumberedVideo(numbered, 24, 30, 6);
+    QByteArray bytes;
+    for (const char* trim : {"trim=end_frame=12", "trim=start_frame=12"}) {
+      const QString part = dir.filePath(QStringLiteral("part.ts"));
+      QVERIFY(runFfmpeg({"-i", QString::fromStdString(numbered), "-vf",
+                         QStringLiteral("%1,setpts=PTS-STARTPTS").arg(trim), "-c:v", "libx264", "-g", "6",
+                         "-pix_fmt", "yuv420p", "-f", "mpegts", part}));
+      QFile file(part);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      bytes += file.readAll();
+    }
+    const std::string joined = pathIn(dir, QStringLiteral("joined.ts"));
+    QFile out(QString::fromStdString(joined));
+    QVERIFY(out.open(QIODevice::WriteOnly) && out.write(bytes) == bytes.size());
+    out.close();
+
+    sapiens::VideoFileSource reading(joined);
+    const ReadResult all = readAll(reading);
+    QVERIFY2(all.error.isEmpty(), qPrintable(all.error));
+    QCOMPARE(all.frames.size(), std::size_t{24});
+    QString why;
+    QVERIFY2(framesInOrder(all.frames, why), qPrintable(why));
+    for (const bool readFirst : {false, true}) {
+      sapiens::VideoFileSource source(joined);
+      for (int i = 0; readFirst && i < 16; ++i) QVERIFY(source.next().has_value());
+      for (int k : {1, 15, 3, 12, 23, 11, 0}) {
+        source.seek(k);
+        const auto frame = source.next();
+        QVERIFY2(frame.has_value(), qPrintable(QStringLiteral("nothing after seeking to %1").arg(k)));
+        QCOMPARE(frame->index, std::int64_t{k});
+        QCOMPARE(sapiens::readFrameNumber(frame->bgr).value_or(-1), std::int64_t{k});
+        QCOMPARE(frame->timestampSeconds, all.frames[static_cast<std::size_t>(k)].timestampSeconds);
+      }
+    }
+  }
+
   void decodesOtherContainersCodecsAndPixelFormats_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QStringList>("encoding");

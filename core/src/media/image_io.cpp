@@ -64,61 +64,65 @@ std::optional<Dimensions> bmpDimensions(std::istream& in) {
   return Dimensions{le32(h + 18), static_cast<std::uint64_t>(std::abs(static_cast<std::int64_t>(height)))};
 }
 
-// Walks the marker segments up to the first start-of-frame; EXIF and ICC segments come before it.
-std::optional<Dimensions> jpegDimensions(std::istream& in) {
+// The offset of the first 0xFF byte at or after `pos`, or -1 at the end of the file.
+std::streamoff nextFFByte(std::istream& in, std::streamoff pos) {
+  std::array<char, 4096> block{};
+  for (;;) {
+    in.clear();
+    in.seekg(pos);
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) return -1;
+    if (const void* found = std::memchr(block.data(), 0xFF, n))
+      return pos + (static_cast<const char*>(found) - block.data());
+    pos += static_cast<std::streamoff>(n);
+  }
+}
+
+// Walks a JPEG's marker segments from its start-of-image as libjpeg reads them: before each marker,
+// bytes other than 0xFF are skipped (libjpeg warns of "extraneous bytes before marker" and goes on), as
+// are 0xFF fill bytes and FF 00 pairs. Returns the offset of the first marker `wanted` accepts; nullopt at
+// the end of the image, at a scan `wanted` does not accept, at a broken length or at the end of the file.
+template <typename Wanted>
+std::optional<std::streamoff> findJpegMarker(std::istream& in, Wanted wanted) {
   unsigned char h[4];
   if (!readAt(in, 0, h, 2) || h[0] != 0xFF || h[1] != 0xD8) return std::nullopt;
   std::streamoff pos = 2;
-  for (int segment = 0; segment < 4096; ++segment) {
-    if (!readAt(in, pos, h, 4) || h[0] != 0xFF) return std::nullopt;
+  for (int segment = 0; segment < 65536; ++segment) {
+    pos = nextFFByte(in, pos);
+    if (pos < 0 || !readAt(in, pos, h, 4)) return std::nullopt;
     const unsigned char marker = h[1];
-    if (marker == 0xFF) {  // fill byte
-      pos += 1;
+    if (marker == 0xFF || marker == 0x00) {  // a fill byte; a stuffed zero, which is no marker
+      pos += marker == 0xFF ? 1 : 2;
       continue;
     }
+    if (wanted(marker)) return pos;
     if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {  // no length field
       pos += 2;
       continue;
     }
     if (marker == 0xD9 || marker == 0xDA) return std::nullopt;  // end of image / start of scan
     const std::uint16_t length = be16(h + 2);
-    const bool startOfFrame =
-        marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
-    if (startOfFrame) {
-      unsigned char frame[5];
-      if (!readAt(in, pos + 4, frame, sizeof frame)) return std::nullopt;
-      return Dimensions{be16(frame + 3), be16(frame + 1)};
-    }
     if (length < 2) return std::nullopt;
     pos += 2 + length;
   }
   return std::nullopt;
 }
 
+// The first start-of-frame's size; EXIF and ICC segments come before it.
+std::optional<Dimensions> jpegDimensions(std::istream& in) {
+  const std::optional<std::streamoff> frame = findJpegMarker(in, [](unsigned char marker) {
+    return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+  });
+  unsigned char size[5];
+  if (!frame || !readAt(in, *frame + 4, size, sizeof size)) return std::nullopt;
+  return Dimensions{be16(size + 3), be16(size + 1)};
+}
+
 // The offset of the first start-of-scan marker of a JPEG, past the segments before it (EXIF with its
 // thumbnail, ICC, tables, the frame header). nullopt for anything else.
 std::optional<std::streamoff> jpegFirstScan(std::istream& in) {
-  unsigned char h[4];
-  if (!readAt(in, 0, h, 2) || h[0] != 0xFF || h[1] != 0xD8) return std::nullopt;
-  std::streamoff pos = 2;
-  for (int segment = 0; segment < 4096; ++segment) {
-    if (!readAt(in, pos, h, 4) || h[0] != 0xFF) return std::nullopt;
-    const unsigned char marker = h[1];
-    if (marker == 0xFF) {
-      pos += 1;
-      continue;
-    }
-    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
-      pos += 2;
-      continue;
-    }
-    if (marker == 0xDA) return pos;
-    if (marker == 0xD9) return std::nullopt;
-    const std::uint16_t length = be16(h + 2);
-    if (length < 2) return std::nullopt;
-    pos += 2 + length;
-  }
-  return std::nullopt;
+  return findJpegMarker(in, [](unsigned char marker) { return marker == 0xDA; });
 }
 
 // libjpeg decodes a truncated JPEG without an error (OpenCV only prints "Premature end of JPEG file") and
@@ -169,10 +173,41 @@ std::optional<Dimensions> tiffDimensions(std::istream& in) {
   return size;
 }
 
-// The header's dataWindow attribute (box2i: xMin, yMin, xMax, yMax).
+// A header that contradicts the file it is in (a field claiming more bytes than the file holds): refused
+// before a decoder allocates what it claims.
+struct InconsistentHeader : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A name read from a file, quoted for a message when it is an identifier as the format's names are;
+// other bytes (control characters, text posing as a message) are not echoed.
+std::string identifierForMessage(const std::string& name) {
+  const bool identifier =
+      !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+      });
+  return identifier ? "'" + name + "'" : std::string("<not a name>");
+}
+
+std::uint64_t streamSize(std::istream& in) {
+  in.clear();
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  return end > 0 ? static_cast<std::uint64_t>(end) : 0;
+}
+
+// The dataWindow attribute (box2i: xMin, yMin, xMax, yMax) of the header: every attribute (name, type,
+// size, value) up to the empty name that ends it, and in a multi-part file every part's header up to the
+// empty one. An attribute claiming more bytes than the file has left is refused: OpenEXR allocates and
+// fills a string attribute's claimed size before it finds the file too short (a 934-byte file made it
+// fill 1.9 GB).
 std::optional<Dimensions> exrDimensions(std::istream& in) {
   unsigned char h[8];
   if (!readAt(in, 0, h, sizeof h) || le32(h) != 20000630u) return std::nullopt;
+  const bool multiPart = (le32(h + 4) & 0x1000u) != 0;
+  const std::uint64_t fileSize = streamSize(in);
+  in.clear();
+  in.seekg(8);
   auto readString = [&in](std::string& out) {
     out.clear();
     for (char c; in.get(c);) {
@@ -182,27 +217,43 @@ std::optional<Dimensions> exrDimensions(std::istream& in) {
     }
     return false;
   };
+  std::optional<Dimensions> window;
   std::string name;
   std::string type;
-  for (int attribute = 0; attribute < 1024; ++attribute) {
-    if (!readString(name) || name.empty() || !readString(type)) return std::nullopt;
+  bool headerEnded = false;
+  for (int attribute = 0; attribute < 65536; ++attribute) {
+    if (!readString(name)) return window;
+    if (name.empty()) {
+      if (!multiPart || headerEnded) return window;
+      headerEnded = true;
+      continue;
+    }
+    headerEnded = false;
     unsigned char sizeBytes[4];
-    if (!in.read(reinterpret_cast<char*>(sizeBytes), 4)) return std::nullopt;
+    if (!readString(type) || !in.read(reinterpret_cast<char*>(sizeBytes), 4)) return window;
     const std::uint32_t size = le32(sizeBytes);
-    if (name == "dataWindow" && type == "box2i" && size == 16) {
+    const std::uint64_t left =
+        fileSize - std::min<std::uint64_t>(fileSize, static_cast<std::uint64_t>(in.tellg()));
+    if (size > left) {
+      throw InconsistentHeader("EXR header attribute " + identifierForMessage(name) + " of type " +
+                               identifierForMessage(type) + " claims " + std::to_string(size) +
+                               " bytes, but only " + std::to_string(left) + " are left in the file");
+    }
+    if (!window && name == "dataWindow" && type == "box2i" && size == 16) {
       unsigned char box[16];
-      if (!in.read(reinterpret_cast<char*>(box), 16)) return std::nullopt;
+      if (!in.read(reinterpret_cast<char*>(box), 16)) return window;
       const auto xMin = static_cast<std::int32_t>(le32(box));
       const auto yMin = static_cast<std::int32_t>(le32(box + 4));
       const auto xMax = static_cast<std::int32_t>(le32(box + 8));
       const auto yMax = static_cast<std::int32_t>(le32(box + 12));
       if (xMax < xMin || yMax < yMin) return std::nullopt;
-      return Dimensions{static_cast<std::uint64_t>(std::int64_t{xMax} - xMin + 1),
-                        static_cast<std::uint64_t>(std::int64_t{yMax} - yMin + 1)};
+      window = Dimensions{static_cast<std::uint64_t>(std::int64_t{xMax} - xMin + 1),
+                          static_cast<std::uint64_t>(std::int64_t{yMax} - yMin + 1)};
+      continue;
     }
     in.seekg(size, std::ios::cur);
   }
-  return std::nullopt;
+  return window;
 }
 
 // A header of a format whose decoder allocates from it, too long to read its size from: refused rather
@@ -434,21 +485,24 @@ cv::Mat decodeImage(const std::string& path, int maxSide) {
     size = headerDimensions(in);
   } catch (const UncheckableHeader& e) {
     throw MediaError(path, std::string(e.what()) + ": its size cannot be checked; refusing to decode it");
+  } catch (const InconsistentHeader& e) {
+    throw MediaError(path, std::string(e.what()) + "; refusing to decode it");
   }
+  const bool floatFormat = isFloatFormat(in);
   if (size) {
     const std::uint64_t pixels = size->width * size->height;
-    if (size->width > (std::uint64_t{1} << 31) || size->height > (std::uint64_t{1} << 31) ||
-        pixels > kMaxImagePixels) {
+    const std::uint64_t limit = floatFormat ? kMaxFloatImagePixels : kMaxImagePixels;
+    if (size->width > (std::uint64_t{1} << 31) || size->height > (std::uint64_t{1} << 31) || pixels > limit) {
       throw MediaError(path, "image header claims " + std::to_string(size->width) + " x " +
                                  std::to_string(size->height) + " pixels, more than the limit of " +
-                                 std::to_string(kMaxImagePixels) + "; refusing to decode it");
+                                 std::to_string(limit) + (floatFormat ? " for a float picture" : "") +
+                                 "; refusing to decode it");
     }
   }
   if (const std::optional<std::streamoff> scan = jpegFirstScan(in);
       scan && !jpegHasEndMarker(in, *scan + 2)) {
     throw MediaError(path, "JPEG data ends before its end-of-image marker: the file is truncated");
   }
-  const bool floatFormat = isFloatFormat(in);
   in.close();
 
   int flags = floatFormat ? cv::IMREAD_COLOR | cv::IMREAD_ANYDEPTH : cv::IMREAD_COLOR;

@@ -91,9 +91,9 @@ struct VideoFileSource::State {
   std::int64_t startPts = 0;
   std::int64_t frameTicks = 1;  // nominal frame duration in stream ticks, for frames without a timestamp
   std::int64_t lastPts = AV_NOPTS_VALUE;
-  std::int64_t nextIndex = 0;     // index the next decoded frame gets when there is no pts table
-  std::int64_t storedFrames = 0;  // frame count written in the container, 0 when absent
-  bool seeked = false;
+  std::int64_t nextIndex = 0;           // index the next decoded frame gets when there is no pts table
+  std::int64_t storedFrames = 0;        // frame count written in the container, 0 when absent
+  bool seeked = false;                  // framePts scanned (or known to be unusable)
   std::vector<std::int64_t> framePts;   // every frame's pts in presentation order, after the first seek
   bool framePtsComplete = false;        // all packets had timestamps; otherwise seeks decode from the start
   std::optional<MediaError> readError;  // raised again by next() until a seek
@@ -197,7 +197,9 @@ struct VideoFileSource::State {
     }
     const std::int64_t shift = lastPts + frameTicks - pts;
     ptsOffset += shift;
-    framePts.clear();
+    framePts.clear();  // and seeks count frames from the start, as this read does
+    framePtsComplete = false;
+    seeked = true;
     return pts + shift;
   }
 
@@ -302,7 +304,13 @@ struct VideoFileSource::State {
       return;
     }
     std::sort(framePts.begin(), framePts.end());
-    framePts.erase(std::unique(framePts.begin(), framePts.end()), framePts.end());
+    if (std::adjacent_find(framePts.begin(), framePts.end()) != framePts.end()) {
+      // Two packets at one time: the times cannot number the frames (reading counts them instead).
+      framePts.clear();
+      framePtsComplete = false;
+      logger().debug("{}: packets share timestamps; seeking decodes from the start", path);
+      return;
+    }
     // Pictures before the stream's start (edit lists) are never shown.
     framePts.erase(framePts.begin(), std::lower_bound(framePts.begin(), framePts.end(), startPts));
   }
@@ -322,11 +330,15 @@ struct VideoFileSource::State {
     stream = format->streams[streamIndex];
   }
 
-  void restartDecoder(std::int64_t seekPts, bool fromStart) {
-    int result = fromStart ? avformat_seek_file(format.get(), streamIndex, INT64_MIN, startPts, startPts, 0)
-                           : av_seek_frame(format.get(), streamIndex, seekPts, AVSEEK_FLAG_BACKWARD);
-    if (result < 0 && !fromStart)
-      result = avformat_seek_file(format.get(), streamIndex, INT64_MIN, startPts, startPts, 0);
+  // From seekPts (or the start); `fresh`: from the start through a new demuxer, as a first read would.
+  void restartDecoder(std::int64_t seekPts, bool fromStart, bool fresh = false) {
+    int result = -1;
+    if (!fresh) {
+      result = fromStart ? avformat_seek_file(format.get(), streamIndex, INT64_MIN, startPts, startPts, 0)
+                         : av_seek_frame(format.get(), streamIndex, seekPts, AVSEEK_FLAG_BACKWARD);
+      if (result < 0 && !fromStart)
+        result = avformat_seek_file(format.get(), streamIndex, INT64_MIN, startPts, startPts, 0);
+    }
     if (result < 0) reopen();  // raw streams without an index cannot seek, not even to the start
     avcodec_flush_buffers(decoder.get());
     av_frame_unref(decoded.get());
@@ -451,8 +463,8 @@ void VideoFileSource::seek(std::int64_t frameIndex) {
     throw MediaError(s.path, "cannot seek to frame " + std::to_string(frameIndex) + ": the video has " +
                                  std::to_string(count) + " frames");
   std::int64_t pts = 0;
-  if (!s.framePtsComplete) {  // no timestamps to aim at: count frames from the start
-    s.restartDecoder(s.startPts, true);
+  if (!s.framePtsComplete) {  // no timestamps to aim at: count frames from the start, as a first read does
+    s.restartDecoder(s.startPts, true, /*fresh=*/true);
     s.nextIndex = 0;
     for (std::int64_t i = 0; i <= frameIndex; ++i) {
       if (!s.decodeOne(pts))

@@ -16,6 +16,9 @@ namespace sapiens {
 /// is read from the header of PNG, JPEG, BMP, TIFF, EXR, PNM/PAM/PFM, Radiance HDR, Sun raster and JPEG
 /// 2000 files (the last ones' decoders would otherwise allocate what a 30-byte header claims).
 inline constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
+/// The limit for float pictures (EXR, Radiance HDR, PFM: 8192 x 8192), which decode to 12 bytes a pixel
+/// before the conversion to 8 bits (768 MB at this limit; a 1 KB EXR claiming 2^28 pixels asked for 3 GB).
+inline constexpr std::uint64_t kMaxFloatImagePixels = std::uint64_t{1} << 26;
 
 /// Reads an image as CV_8UC3 BGR. Grayscale is expanded, alpha dropped, 16-bit scaled down (as
 /// cv::imread does), float formats (EXR, Radiance HDR, PFM) clamped to [0, 1] and sRGB-encoded.
