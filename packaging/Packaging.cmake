@@ -10,7 +10,8 @@ include(GNUInstallDirs)
 # test checks that no RPATH/RUNPATH of an installed binary names the build or source tree.
 
 set(SAPIENS_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/sapiens2-studio)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/ DESTINATION ${SAPIENS_SHARE_DIR})
+# (The samples' README is the source tree's note; their licence is in the package's copyright file.)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/ DESTINATION ${SAPIENS_SHARE_DIR} PATTERN "README.md" EXCLUDE)
 install(DIRECTORY ${SAPIENS_DEMO_WEIGHTS_DIR}/ DESTINATION ${SAPIENS_SHARE_DIR}/demo-weights)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/shaders/ DESTINATION ${SAPIENS_SHARE_DIR}/shaders)
 
@@ -82,6 +83,26 @@ checkpoint downloads and fine-tuning.
 The official checkpoints are not included; untrained demo weights are, so
 that every task runs out of the box.")
 set(CPACK_STRIP_FILES ON)
+# Stripped as dh_strip strips an executable: CMake's strip keeps the compilers' .comment and .note
+# sections (lintian: binary-has-unneeded-section). Runs after the binaries' own install rules (CMP0082).
+set(sapiens_programs sapiens-cli)
+if(SAPIENS_BUILD_GUI)
+  list(APPEND sapiens_programs sapiens-studio)
+endif()
+install(CODE "
+  if(CMAKE_INSTALL_DO_STRIP)
+    foreach(program ${sapiens_programs})
+      set(path \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/\${program}\")
+      execute_process(COMMAND \"${CMAKE_STRIP}\" --remove-section=.comment --remove-section=.note \"\${path}\"
+                      RESULT_VARIABLE rc)
+      if(NOT rc EQUAL 0)
+        message(FATAL_ERROR \"strip --remove-section=.comment failed on \${path}\")
+      endif()
+    endforeach()
+  endif()")
+# A note beside each tag lintian reports that is not ours to change (packaging/lintian-overrides).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+        RENAME sapiens2-studio)
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 # Library dependencies are computed from the installed binaries by dpkg-shlibdeps; only what is loaded at

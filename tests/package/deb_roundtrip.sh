@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian package end to end: cpack -G DEB from the build tree into a temporary folder, dpkg-deb -x
 # into a temporary root, then the installed sapiens-cli alone (no build tree, no source tree):
-# --version, and a headless `run --task seg` on the installed sample with the installed demo weights.
+# --version, and a headless `run --task seg` on the installed sample with the installed demo weights;
+# before that, lintian, hardening-check and the desktop validators on the .deb (deb_lint.sh).
 # Usage: deb_roundtrip.sh CPACK BUILD_DIR SOURCE_DIR VERSION WITH_GUI(0|1) WITH_MAN(0|1)
 set -euo pipefail
 
@@ -19,6 +20,9 @@ debs=("$tmp"/out/*.deb)
 [ "${#debs[@]}" -eq 1 ] && [ -f "${debs[0]}" ] || fail "expected one .deb in $tmp/out, got: ${debs[*]}"
 deb="${debs[0]}"
 echo "$(basename "$deb"): $(du -h "$deb" | cut -f1)"
+
+step "lintian, hardening-check, appstreamcli, desktop-file-validate"
+bash "$source/tests/package/deb_lint.sh" "$deb" "$with_gui" || fail "the package checks (deb_lint.sh)"
 
 step "control fields"
 dpkg-deb --field "$deb" Package Version Architecture Depends > "$tmp/control"
