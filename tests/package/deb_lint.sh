@@ -52,7 +52,8 @@ echo "--- hardening-check"
 # ENDBR64 markers -fcf-protection puts at the entry of every function that may be called indirectly.
 echo 'int main(void) { return 0; }' >"$tmp/probe.c"
 cet_note=1
-if cc -fcf-protection "$tmp/probe.c" -o "$tmp/probe" && ! readelf -n "$tmp/probe" | grep -q 'x86 feature: IBT, SHSTK'; then
+cc -fcf-protection "$tmp/probe.c" -o "$tmp/probe" && readelf -n "$tmp/probe" >"$tmp/probe.notes"
+if ! grep -q 'x86 feature: IBT, SHSTK' "$tmp/probe.notes"; then
   cet_note=0
   echo "note: this toolchain's start files lack the IBT/SHSTK property: checking ENDBR64 markers instead of the note"
 fi
