@@ -93,7 +93,7 @@ struct VideoFileSource::State {
   std::int64_t lastPts = AV_NOPTS_VALUE;
   std::int64_t nextIndex = 0;           // index the next decoded frame gets when there is no pts table
   std::int64_t storedFrames = 0;        // frame count written in the container, 0 when absent
-  bool seeked = false;                  // framePts scanned (or known to be unusable)
+  bool seeked = false;                  // framePts scanned, or known to be unusable (countFramesToSeek)
   std::vector<std::int64_t> framePts;   // every frame's pts in presentation order, after the first seek
   bool framePtsComplete = false;        // all packets had timestamps; otherwise seeks decode from the start
   std::optional<MediaError> readError;  // raised again by next() until a seek
@@ -197,10 +197,17 @@ struct VideoFileSource::State {
     }
     const std::int64_t shift = lastPts + frameTicks - pts;
     ptsOffset += shift;
-    framePts.clear();  // and seeks count frames from the start, as this read does
+    countFramesToSeek("the timestamps go back");
+    return pts + shift;
+  }
+
+  // The packets' times cannot number the frames as reading does: from now on a seek counts frames from the
+  // start (and no table is scanned).
+  void countFramesToSeek(const char* why) {
+    framePts.clear();
     framePtsComplete = false;
     seeked = true;
-    return pts + shift;
+    logger().debug("{}: {}; seeking decodes from the start", path, why);
   }
 
   // No more packets: the decoder is told to hand out what it holds. `why` is the error to raise after.
@@ -298,19 +305,10 @@ struct VideoFileSource::State {
       }
       av_packet_unref(scanned.get());
     }
-    if (!framePtsComplete) {
-      framePts.clear();
-      logger().debug("{}: packets without timestamps; seeking decodes from the start", path);
-      return;
-    }
+    if (!framePtsComplete) return countFramesToSeek("packets without timestamps");
     std::sort(framePts.begin(), framePts.end());
-    if (std::adjacent_find(framePts.begin(), framePts.end()) != framePts.end()) {
-      // Two packets at one time: the times cannot number the frames (reading counts them instead).
-      framePts.clear();
-      framePtsComplete = false;
-      logger().debug("{}: packets share timestamps; seeking decodes from the start", path);
-      return;
-    }
+    if (std::adjacent_find(framePts.begin(), framePts.end()) != framePts.end())
+      return countFramesToSeek("packets share timestamps");
     // Pictures before the stream's start (edit lists) are never shown.
     framePts.erase(framePts.begin(), std::lower_bound(framePts.begin(), framePts.end(), startPts));
   }
