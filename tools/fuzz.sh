@@ -105,6 +105,8 @@ keep_failing_inputs() {
 status=0
 for target in "${targets[@]}"; do
   work="$out/$target"
+  # The working corpus: the stored one plus what past runs added; with FUZZ_SEED the stored one alone.
+  [ -z "${FUZZ_SEED:-}" ] || rm -rf "$work/corpus"
   mkdir -p "$work/corpus"
   cp -n "$root/tests/fuzz/corpus/$target/"* "$work/corpus/" 2>/dev/null || true
   binary="$work/fuzz_$target"
@@ -128,8 +130,6 @@ for target in "${targets[@]}"; do
   if [ -n "${FUZZ_SEED:-}" ]; then
     # Reproducible: this seed, the stored corpus alone, and a number of runs (about half of what this
     # target does in SECONDS on 2 cores of 2026) instead of a time, with three times SECONDS as a cap.
-    rm -rf "$work/corpus" && mkdir -p "$work/corpus"
-    cp "$root/tests/fuzz/corpus/$target/"* "$work/corpus/"
     bound=(-seed="$FUZZ_SEED" -runs="$((seconds * $(runs_per_second "$target")))" -max_total_time="$((3 * seconds))")
   fi
   echo "fuzz: $target for $seconds s ${FUZZ_SEED:+(seed $FUZZ_SEED, ${bound[1]#-})}"
