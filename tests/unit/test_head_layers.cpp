@@ -1,8 +1,11 @@
-// The heads' transposed convolution: on the CPU a 4x4 one runs as a sub-pixel 3x3 convolution (see
-// deconv2d), which must compute what ConvTranspose2d does, values and gradients, or training and
-// inference would quietly differ from the official heads.
+// The heads' transposed convolution: on the CPU it runs through oneDNN's deconvolution, or (without
+// oneDNN) a 4x4 one as a sub-pixel 3x3 convolution (see deconv2d), which must compute what ConvTranspose2d
+// does, values and gradients, in float32 and in bf16 mixed precision, or training and inference would
+// quietly differ from the official heads.
 
+#include "model/cpu_autocast.h"
 #include "model/layers.h"
+#include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -73,6 +76,45 @@ class TestHeadLayers : public QObject {
     QCOMPARE(ours.scalar_type(), at::kBFloat16);
     // The operands' and the result's bf16 rounding only (sums in float32): within 3 % of the largest output.
     QVERIFY(largestDifference(ours.to(at::kFloat), reference) <= 0.03 * reference.abs().max().item<double>());
+  }
+
+  // Fine-tuning's bf16 steps (autocast): float32 weights, float32 gradients for them, sums in float32.
+  void deconvolutionUnderBf16AutocastKeepsFloatGradients() {
+    at::manual_seed(7);
+    const at::Tensor x = at::randn({2, 32, 12, 10}).requires_grad_(true);
+    const at::Tensor weight = (at::randn({32, 16, 4, 4}) * 0.1).requires_grad_(true);
+    const at::Tensor reference = at::conv_transpose2d(x, weight, {}, {2, 2}, {1, 1});
+    const at::Tensor upstream = at::randn_like(reference);
+    const auto expected = torch::autograd::grad({reference}, {x, weight}, {upstream});
+
+    sapiens::detail::setCpuAutocast(true, at::kBFloat16);
+    const at::Tensor ours = sapiens::detail::deconv2d(x, weight);
+    sapiens::detail::setCpuAutocast(false, at::kBFloat16);
+    if (sapiens::cpu::hasAvx512Bf16()) QCOMPARE(ours.scalar_type(), at::kBFloat16);
+    QVERIFY(largestDifference(ours.to(at::kFloat), reference) <= 0.03 * reference.abs().max().item<double>());
+    const auto got = torch::autograd::grad({ours}, {x, weight}, {upstream.to(ours.scalar_type())});
+    QCOMPARE(got[0].scalar_type(), at::kFloat);
+    QCOMPARE(got[1].scalar_type(), at::kFloat);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const double scale = expected[i].abs().max().item<double>();
+      QVERIFY2(largestDifference(got[i], expected[i]) <= 0.03 * scale,
+               qPrintable(QString("gradient %1: difference %2 of %3")
+                              .arg(i)
+                              .arg(largestDifference(got[i], expected[i]))
+                              .arg(scale)));
+    }
+  }
+
+  // A layer reading frozen features: only the weights' gradient is asked for.
+  void deconvolutionWithFrozenInputGivesWeightGradientOnly() {
+    at::manual_seed(9);
+    const at::Tensor x = at::randn({1, 8, 6, 6});
+    const at::Tensor weight = (at::randn({8, 4, 4, 4}) * 0.2).requires_grad_(true);
+    const at::Tensor upstream = at::randn({1, 4, 12, 12});
+    const auto expected =
+        torch::autograd::grad({at::conv_transpose2d(x, weight, {}, {2, 2}, {1, 1})}, {weight}, {upstream});
+    const auto got = torch::autograd::grad({sapiens::detail::deconv2d(x, weight)}, {weight}, {upstream});
+    QVERIFY(at::allclose(got[0], expected[0], 1e-5, 1e-4));
   }
 };
 

@@ -1,44 +1,15 @@
 #include "mixed_precision.h"
 
+#include "model/cpu_autocast.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/model_error.h"
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
 
 #include <fmt/format.h>
 
 namespace sapiens::detail {
-
-namespace {
-
-// LibTorch 2.4 replaced the per-device autocast switches by ones taking the device type.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-bool cpuAutocastEnabled() {
-  return at::autocast::is_autocast_enabled(at::kCPU);
-}
-void setCpuAutocast(bool enabled, c10::ScalarType dtype) {
-  at::autocast::set_autocast_enabled(at::kCPU, enabled);
-  at::autocast::set_autocast_dtype(at::kCPU, dtype);
-}
-c10::ScalarType cpuAutocastDtype() {
-  return at::autocast::get_autocast_dtype(at::kCPU);
-}
-#else
-bool cpuAutocastEnabled() {
-  return at::autocast::is_cpu_enabled();
-}
-void setCpuAutocast(bool enabled, c10::ScalarType dtype) {
-  at::autocast::set_cpu_enabled(enabled);
-  at::autocast::set_autocast_cpu_dtype(dtype);
-}
-c10::ScalarType cpuAutocastDtype() {
-  return at::autocast::get_autocast_cpu_dtype();
-}
-#endif
-
-}  // namespace
 
 TrainingPrecision resolveTrainingPrecision(TrainingPrecision requested, const c10::Device& device) {
   if (requested == TrainingPrecision::Auto)

@@ -1,6 +1,7 @@
 #include "layers.h"
 
 #include "norm_rope_bf16.h"
+#include "onednn_deconvolution.h"
 
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/model/linear_product.h"
@@ -86,9 +87,14 @@ at::Tensor deconv2d(const at::Tensor& x, const at::Tensor& weight) {
   const int64_t kernel = weight.size(2);
   const int64_t padding = kernel == 2 ? 0 : 1;
   const int64_t outputPadding = kernel == 3 ? 1 : 0;
+  if (oneDnnDeconvolutionApplies(x, weight)) {
+    const at::Tensor y = oneDnnDeconvolution(x, weight, padding, outputPadding);
+    if (y.defined()) return y;
+  }
   if (x.is_cpu() && kernel == 4 && weight.size(3) == 4) {
-    // LibTorch's CPU transposed convolution is an im2col product plus col2im; as a sub-pixel 3x3
-    // convolution it runs on oneDNN, 2-3x faster forward and backward though it multiplies the zero taps.
+    // Without oneDNN's deconvolution: LibTorch's CPU transposed convolution is an im2col product plus
+    // col2im; as a sub-pixel 3x3 convolution it runs on LibTorch's oneDNN convolutions, 2-3x faster forward
+    // and backward though it multiplies the zero taps.
     // Float32 for reduced precision as below.
     // Contiguous: oneDNN picks its kernel by the memory layout, and the same input should always give
     // the same output (a featmap may arrive as a permuted view of the tokens).

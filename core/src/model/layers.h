@@ -35,7 +35,8 @@ at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::stri
 /// Conv2d with `<name>.weight` / `<name>.bias`, padding (k-1)/2.
 at::Tensor conv2d(const at::Tensor& x, const ParameterAccess& p, const std::string& name, int stride = 1);
 /// ConvTranspose2d stride 2 without bias; padding/output padding from the kernel size (4: 1/0, 3: 1/1, 2:
-/// 0/0).
+/// 0/0). On the CPU through oneDNN's deconvolution where it applies (onednn_deconvolution.h), in bf16 for
+/// bf16 operands or under bf16 autocast on CPUs with native bf16.
 at::Tensor deconv2d(const at::Tensor& x, const at::Tensor& weight);
 
 }  // namespace sapiens::detail
