@@ -4,6 +4,7 @@
 // quietly differ from the official heads.
 
 #include "model/cpu_autocast.h"
+#include "model/instance_norm_silu.h"
 #include "model/layers.h"
 #include "sapiens/common/cpu_features.h"
 
@@ -11,6 +12,8 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include <QtTest>
+
+#include <limits>
 
 namespace {
 
@@ -115,6 +118,73 @@ class TestHeadLayers : public QObject {
         torch::autograd::grad({at::conv_transpose2d(x, weight, {}, {2, 2}, {1, 1})}, {weight}, {upstream});
     const auto got = torch::autograd::grad({sapiens::detail::deconv2d(x, weight)}, {weight}, {upstream});
     QVERIFY(at::allclose(got[0], expected[0], 1e-5, 1e-4));
+  }
+
+  void instanceNormSiluMatchesTheComposite_data() {
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<int>("height");
+    QTest::addColumn<int>("width");
+    QTest::addColumn<double>("offset");
+    QTest::newRow("planes of 35 (a partial vector)") << 3 << 7 << 5 << 0.0;
+    QTest::newRow("planes over one chunk of sums") << 2 << 96 << 72 << 0.0;
+    QTest::newRow("mean far from zero") << 2 << 33 << 31 << 1000.0;
+  }
+
+  // The heads' InstanceNorm + SiLU in one pass: what the composite computes, values and gradient.
+  void instanceNormSiluMatchesTheComposite() {
+    QFETCH(int, channels);
+    QFETCH(int, height);
+    QFETCH(int, width);
+    QFETCH(double, offset);
+    const at::Tensor x = (at::randn({2, channels, height, width}) * 3 + offset).requires_grad_(true);
+    if (!sapiens::detail::instanceNormSiluApplies(x)) QSKIP("no AVX-512 on this CPU: the composite runs");
+    const at::Tensor reference = at::silu(sapiens::detail::instanceNorm(x));
+    const at::Tensor ours = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
+    QVERIFY2(at::allclose(ours, reference, 1e-5, 1e-5),
+             qPrintable(QString::number(largestDifference(ours, reference))));
+    const at::Tensor upstream = at::randn_like(reference);
+    const auto expected = torch::autograd::grad({reference}, {x}, {upstream});
+    const auto got = torch::autograd::grad({ours}, {x}, {upstream});
+    const double scale = expected[0].abs().max().item<double>();
+    QVERIFY2(
+        largestDifference(got[0], expected[0]) <= 1e-4 * std::max(1.0, scale),
+        qPrintable(QString("difference %1 of %2").arg(largestDifference(got[0], expected[0])).arg(scale)));
+  }
+
+  void instanceNormSiluInBf16RoundsOnce() {
+    at::manual_seed(3);
+    const at::Tensor x = at::randn({1, 4, 20, 30}).to(at::kBFloat16).requires_grad_(true);
+    if (!sapiens::detail::instanceNormSiluApplies(x)) QSKIP("no AVX-512 on this CPU: the composite runs");
+    const at::Tensor xFloat = x.detach().to(at::kFloat).requires_grad_(true);
+    const at::Tensor reference = at::silu(sapiens::detail::instanceNorm(xFloat));
+    const at::Tensor ours = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
+    QCOMPARE(ours.scalar_type(), at::kBFloat16);
+    // One rounding to bf16: within half a bf16 step (2^-8 relative) of the float32 result.
+    const at::Tensor error = (ours.to(at::kFloat) - reference).abs();
+    QVERIFY2((error <= reference.abs() * (1.0 / 256) + 1e-6).all().item<bool>(),
+             qPrintable(QString::number(error.max().item<double>())));
+    const at::Tensor upstream = at::randn_like(reference);
+    const auto expected = torch::autograd::grad({reference}, {xFloat}, {upstream});
+    const auto got = torch::autograd::grad({ours}, {x}, {upstream.to(at::kBFloat16)});
+    QCOMPARE(got[0].scalar_type(), at::kBFloat16);
+    QVERIFY(largestDifference(got[0].to(at::kFloat), expected[0]) <=
+            0.02 * expected[0].abs().max().item<double>());
+  }
+
+  // A diverged layer must not look fine: a NaN or an infinity spoils its own plane, and only that one.
+  void instanceNormSiluKeepsNonFiniteInItsPlane() {
+    at::Tensor x = at::randn({1, 3, 8, 8});
+    if (!sapiens::detail::instanceNormSiluApplies(x)) QSKIP("no AVX-512 on this CPU: the composite runs");
+    x[0][0][2][3] = std::numeric_limits<float>::quiet_NaN();
+    x[0][1][0][0] = std::numeric_limits<float>::infinity();
+    const at::Tensor y = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
+    QVERIFY(at::isnan(y[0][0]).all().item<bool>());
+    QVERIFY(!at::isfinite(y[0][1]).any().item<bool>());
+    QVERIFY(at::isfinite(y[0][2]).all().item<bool>());
+    const at::Tensor bf16 =
+        sapiens::detail::instanceNormSilu(x.to(at::kBFloat16), sapiens::detail::kInstanceNormEps);
+    QVERIFY(at::isnan(bf16[0][0]).all().item<bool>());
+    QVERIFY(at::isfinite(bf16[0][2]).all().item<bool>());
   }
 };
 

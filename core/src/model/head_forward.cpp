@@ -16,17 +16,17 @@ std::string indexed(const std::string& group, std::size_t index) {
 // Normal / albedo / pointmap body: input conv, upsample blocks (conv -> pixel shuffle), conv layers; each
 // followed by InstanceNorm (albedo: channel RMSNorm with weights at `<layer>.norm.weight`) and SiLU.
 at::Tensor denseStack(const ParameterAccess& p, const HeadArch& head, at::Tensor x, bool rmsNormalised) {
-  auto normalise = [&](const at::Tensor& y, const std::string& normLayer) {
-    return rmsNormalised ? rmsNorm2d(y, p(normLayer + ".norm.weight")) : instanceNorm(y);
+  auto normaliseActivate = [&](const at::Tensor& y, const std::string& normLayer) {
+    return rmsNormalised ? at::silu(rmsNorm2d(y, p(normLayer + ".norm.weight"))) : instanceNormSilu2d(y);
   };
-  x = at::silu(normalise(conv2d(x, p, "input_conv.0"), "input_conv.1"));
+  x = normaliseActivate(conv2d(x, p, "input_conv.0"), "input_conv.1");
   for (std::size_t u = 0; u < head.upsampleChannels.size(); ++u) {
     const std::string blockName = indexed("upsample_blocks", u);
     x = at::pixel_shuffle(conv2d(x, p, blockName + ".0"), 2);
-    x = at::silu(normalise(x, blockName + ".2"));
+    x = normaliseActivate(x, blockName + ".2");
   }
   for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
-    x = at::silu(normalise(conv2d(x, p, indexed("conv_layers", 3 * t)), indexed("conv_layers", 3 * t + 1)));
+    x = normaliseActivate(conv2d(x, p, indexed("conv_layers", 3 * t)), indexed("conv_layers", 3 * t + 1));
   }
   return x;
 }
@@ -45,7 +45,7 @@ at::Tensor pointmapScale(const ParameterAccess& p, const HeadArch& head, const a
     const std::string name = indexed("scale_conv_layers", 3 * t);
     const at::Tensor w = weight(name);
     const int64_t padding = (w.size(2) - 1) / 2;
-    x = at::silu(instanceNorm(at::conv2d(x, w, bias(name), {2, 2}, {padding, padding})));
+    x = instanceNormSilu2d(at::conv2d(x, w, bias(name), {2, 2}, {padding, padding}));
   }
   if (!head.scaleMlp.empty() && x.size(1) * x.size(2) * x.size(3) != head.scaleMlp.front()) {
     throw ModelRunError(fmt::format(
@@ -69,10 +69,10 @@ at::Tensor pointmapScale(const ParameterAccess& p, const HeadArch& head, const a
 // PoseHeatmapHead / SegHead body: (deconv -> InstanceNorm -> SiLU)*, (conv -> InstanceNorm -> SiLU)*.
 at::Tensor runDeconvConvBody(const ParameterAccess& p, const HeadArch& head, at::Tensor x) {
   for (std::size_t t = 0; t < head.deconvChannels.size(); ++t) {
-    x = at::silu(instanceNorm(deconv2d(x, p(indexed("deconv_layers", 3 * t) + ".weight"))));
+    x = instanceNormSilu2d(deconv2d(x, p(indexed("deconv_layers", 3 * t) + ".weight")));
   }
   for (std::size_t t = 0; t < head.convChannels.size(); ++t) {
-    x = at::silu(instanceNorm(conv2d(x, p, indexed("conv_layers", 3 * t))));
+    x = instanceNormSilu2d(conv2d(x, p, indexed("conv_layers", 3 * t)));
   }
   return x;
 }

@@ -1,5 +1,6 @@
 #include "layers.h"
 
+#include "instance_norm_silu.h"
 #include "norm_rope_bf16.h"
 #include "onednn_deconvolution.h"
 
@@ -43,6 +44,11 @@ at::Tensor instanceNorm(const at::Tensor& x, double eps) {
   return at::instance_norm(x, /*weight=*/{}, /*bias=*/{}, /*running_mean=*/{}, /*running_var=*/{},
                            /*use_input_stats=*/true, /*momentum=*/0.1, eps,
                            at::globalContext().userEnabledCuDNN());
+}
+
+at::Tensor instanceNormSilu2d(const at::Tensor& x, double eps) {
+  if (instanceNormSiluApplies(x)) return instanceNormSilu(x, eps);
+  return at::silu(instanceNorm(x, eps));
 }
 
 at::Tensor linear(const at::Tensor& x, const ParameterAccess& p, const std::string& name,

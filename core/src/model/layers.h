@@ -18,6 +18,8 @@ at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps = k
 at::Tensor rmsNorm2d(const at::Tensor& x, const at::Tensor& weight, double eps = kRmsNormEps);
 /// InstanceNorm2d without affine parameters or running statistics.
 at::Tensor instanceNorm(const at::Tensor& x, double eps = kInstanceNormEps);
+/// silu(instanceNorm(x)): one fused pass on AVX-512 CPUs (instance_norm_silu.h), else the composite.
+at::Tensor instanceNormSilu2d(const at::Tensor& x, double eps = kInstanceNormEps);
 /// Whether LibTorch would round the sums of `x`'s matrix products to its dtype: bf16 (or fp16) on the CPU
 /// where oneDNN does not take them (its bf16 kernels need AVX-512 BW/VL/DQ). LibTorch 1.13's generic CPU
 /// GEMM then accumulates in bf16 in three of its four operand layouts, the im2col convolutions included
