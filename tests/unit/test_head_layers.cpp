@@ -3,9 +3,10 @@
 // does, values and gradients, in float32 and in bf16 mixed precision, or training and inference would
 // quietly differ from the official heads.
 
-#include "model/cpu_autocast.h"
+#include "finetune/mixed_precision.h"
 #include "model/instance_norm_silu.h"
 #include "model/layers.h"
+#include "model/onednn_deconvolution.h"
 #include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
@@ -99,10 +100,14 @@ class TestHeadLayers : public QObject {
     const at::Tensor upstream = at::randn_like(reference);
     const auto expected = torch::autograd::grad({reference}, {x, weight}, {upstream});
 
-    sapiens::detail::setCpuAutocast(true, at::kBFloat16);
-    const at::Tensor ours = sapiens::detail::deconv2d(x, weight);
-    sapiens::detail::setCpuAutocast(false, at::kBFloat16);
-    if (sapiens::cpu::hasAvx512Bf16()) QCOMPARE(ours.scalar_type(), at::kBFloat16);
+    at::Tensor ours;
+    {
+      const sapiens::detail::MixedPrecisionScope bf16Steps(true);
+      ours = sapiens::detail::deconv2d(x, weight);
+    }
+    // oneDNN's path computes (and returns) bf16 there; LibTorch's sub-pixel path returns float32.
+    if (sapiens::detail::oneDnnDeconvolutionApplies(x, weight) && sapiens::cpu::hasAvx512Bf16())
+      QCOMPARE(ours.scalar_type(), at::kBFloat16);
     QVERIFY(largestDifference(ours.to(at::kFloat), reference) <= 0.03 * reference.abs().max().item<double>());
     const auto got = torch::autograd::grad({ours}, {x, weight}, {upstream.to(ours.scalar_type())});
     QCOMPARE(got[0].scalar_type(), at::kFloat);
@@ -140,7 +145,8 @@ class TestHeadLayers : public QObject {
     QFETCH(int, width);
     QFETCH(double, offset);
     const at::Tensor x = (at::randn({2, channels, height, width}) * 3 + offset).requires_grad_(true);
-    if (!sapiens::detail::instanceNormSiluApplies(x)) QSKIP("no AVX-512 on this CPU: the composite runs");
+    if (!sapiens::detail::instanceNormSiluApplies(x))
+      QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     const at::Tensor reference = at::silu(sapiens::detail::instanceNorm(x));
     const at::Tensor ours = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
     QVERIFY2(at::allclose(ours, reference, 1e-5, 1e-5),
@@ -157,7 +163,8 @@ class TestHeadLayers : public QObject {
   void instanceNormSiluInBf16RoundsOnce() {
     at::manual_seed(3);
     const at::Tensor x = at::randn({1, 4, 20, 30}).to(at::kBFloat16).requires_grad_(true);
-    if (!sapiens::detail::instanceNormSiluApplies(x)) QSKIP("no AVX-512 on this CPU: the composite runs");
+    if (!sapiens::detail::instanceNormSiluApplies(x))
+      QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     const at::Tensor xFloat = x.detach().to(at::kFloat).requires_grad_(true);
     const at::Tensor reference = at::silu(sapiens::detail::instanceNorm(xFloat));
     const at::Tensor ours = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
@@ -177,7 +184,8 @@ class TestHeadLayers : public QObject {
   // A diverged layer must not look fine: a NaN or an infinity spoils its own plane, and only that one.
   void instanceNormSiluKeepsNonFiniteInItsPlane() {
     at::Tensor x = at::randn({1, 3, 8, 8});
-    if (!sapiens::detail::instanceNormSiluApplies(x)) QSKIP("no AVX-512 on this CPU: the composite runs");
+    if (!sapiens::detail::instanceNormSiluApplies(x))
+      QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     x[0][0][2][3] = std::numeric_limits<float>::quiet_NaN();
     x[0][1][0][0] = std::numeric_limits<float>::infinity();
     const at::Tensor y = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
