@@ -1,6 +1,7 @@
 #include "attention_amx.h"
 
 #include "attention_onednn.h"
+#include "kernel_switch.h"
 
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/common/log.h"
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -44,8 +44,7 @@ bool tilesGranted() {
 bool switchedOn() {
   static const bool on = [] {
 #ifdef SAPIENS_AMX_KERNEL
-    const char* value = std::getenv("SAPIENS_AMX_ATTENTION");
-    const bool off = value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0);
+    const bool off = switchedOffByEnvironment("SAPIENS_AMX_ATTENTION");
     const bool used = !off && cpu::hasAmxBf16() && cpu::hasAvx512Bf16() && tilesGranted();
     logger().debug("bf16 attention on AMX tiles: {}", used ? "yes" : "no");
     return used;

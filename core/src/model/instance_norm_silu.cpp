@@ -1,6 +1,7 @@
 #include "instance_norm_silu.h"
 
 #include "exp_vector.h"
+#include "kernel_switch.h"
 #include "vector_lanes.h"
 
 #include "sapiens/common/cpu_features.h"
@@ -13,16 +14,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
 // GCC 12 reports the deliberately undefined pass-through operand inside its AVX-512 intrinsics as
 // (maybe-)uninitialized once they are inlined.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-
-#define SAPIENS_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 
 namespace sapiens::detail {
 
@@ -36,8 +33,7 @@ SAPIENS_AVX512 inline __m512 load(const float* p, __mmask16 mask) {
 }
 
 SAPIENS_AVX512 inline __m512 load(const c10::BFloat16* p, __mmask16 mask) {
-  const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+  return loadBf16(reinterpret_cast<const std::uint16_t*>(p), mask);
 }
 
 SAPIENS_AVX512 inline void store(float* p, __mmask16 mask, __m512 x) {
@@ -206,10 +202,7 @@ struct InstanceNormSiluFunction : torch::autograd::Function<InstanceNormSiluFunc
 };
 
 bool switchedOn() {
-  static const bool on = [] {
-    const char* value = std::getenv("SAPIENS_FUSED_INSTANCE_NORM");
-    return !(value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0));
-  }();
+  static const bool on = !switchedOffByEnvironment("SAPIENS_FUSED_INSTANCE_NORM");
   return on;
 }
 

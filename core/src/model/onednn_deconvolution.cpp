@@ -1,6 +1,7 @@
 #include "onednn_deconvolution.h"
 
 #include "cpu_autocast.h"
+#include "kernel_switch.h"
 
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/common/log.h"
@@ -16,9 +17,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -33,8 +31,7 @@ using dnnl::memory;
 
 bool switchedOn() {
   static const bool on = [] {
-    const char* value = std::getenv("SAPIENS_ONEDNN_DECONV");
-    const bool off = value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0);
+    const bool off = switchedOffByEnvironment("SAPIENS_ONEDNN_DECONV");
     logger().debug("transposed convolutions on the CPU: {}", off ? "ATen" : "oneDNN deconvolution");
     return !off;
   }();
@@ -88,9 +85,8 @@ dnnl::deconvolution_forward::primitive_desc describeForward(const DeconvGeometry
 
 template <typename PrimitiveDesc>
 std::optional<PrimitiveDesc> unlessReference(PrimitiveDesc pd, const std::string& key) {
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
-  logger().debug("oneDNN has only its reference kernel for {}: ATen instead", key);
-  return std::nullopt;
+  if (onlyReferenceKernel(pd.impl_info_str(), key)) return std::nullopt;
+  return pd;
 }
 
 std::optional<DeconvKernel> makeKernel(Pass pass, const DeconvGeometry& g, const std::string& key) {
@@ -126,19 +122,8 @@ std::optional<DeconvKernel> makeKernel(Pass pass, const DeconvGeometry& g, const
 }
 
 const std::optional<DeconvKernel>& cachedKernel(Pass pass, const DeconvGeometry& g) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::optional<DeconvKernel>> cache;
   const std::string key = g.key(pass);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = cache.find(key);
-  if (found != cache.end()) return found->second;
-  std::optional<DeconvKernel> made;
-  try {
-    made = makeKernel(pass, g, key);
-  } catch (const dnnl::error& error) {
-    logger().debug("oneDNN cannot make {} ({}): ATen instead", key, error.what());
-  }
-  return cache.emplace(key, std::move(made)).first->second;
+  return cachedOneDnn<DeconvKernel>(key, [&] { return makeKernel(pass, g, key); });
 }
 
 bool kernelsExist(const DeconvGeometry& g, bool training) {

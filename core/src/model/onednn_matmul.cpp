@@ -1,5 +1,6 @@
 #include "onednn_matmul.h"
 
+#include "kernel_switch.h"
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/common/log.h"
 
@@ -13,9 +14,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -50,8 +48,7 @@ namespace {
 // how a bf16 model runs on this CPU.
 bool switchedOn() {
   static const bool on = [] {
-    const char* value = std::getenv("SAPIENS_ONEDNN_MATMUL");
-    const bool off = value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0);
+    const bool off = switchedOffByEnvironment("SAPIENS_ONEDNN_MATMUL");
     const bool used = !off && cpu::hasAvx512Bf16();
     logger().debug("bf16 linear layers on the CPU: {}", used ? "oneDNN matmul" : "ATen");
     return used;
@@ -109,25 +106,23 @@ const dnnl::engine& oneDnnEngine() {
   return engine;
 }
 
+bool onlyReferenceKernel(const char* impl, const std::string& key) {
+  if (std::string(impl).rfind("ref", 0) != 0) return false;
+  logger().debug("oneDNN has only its reference kernel for {}: ATen instead", key);
+  return true;
+}
+
+void logOneDnnCannotMake(const std::string& key, const dnnl::error& error) {
+  logger().debug("oneDNN cannot make {} ({}): ATen instead", key, error.what());
+}
+
 const std::optional<dnnl::matmul>& cachedMatmul(
     const std::string& key, const std::function<dnnl::matmul::primitive_desc()>& describe) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::optional<dnnl::matmul>> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = cache.find(key);
-  if (found != cache.end()) return found->second;
-  std::optional<dnnl::matmul> made;
-  try {
+  return cachedOneDnn<dnnl::matmul>(key, [&]() -> std::optional<dnnl::matmul> {
     const dnnl::matmul::primitive_desc pd = describe();
-    const std::string impl = pd.impl_info_str();
-    if (impl.rfind("ref", 0) == 0)
-      logger().debug("oneDNN has only its reference kernel for {}: ATen instead", key);
-    else
-      made.emplace(pd);
-  } catch (const dnnl::error& error) {
-    logger().debug("oneDNN cannot make {} ({}): ATen instead", key, error.what());
-  }
-  return cache.emplace(key, std::move(made)).first->second;
+    if (onlyReferenceKernel(pd.impl_info_str(), key)) return std::nullopt;
+    return dnnl::matmul(pd);
+  });
 }
 
 bool oneDnnBf16InUse() {

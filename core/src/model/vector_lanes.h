@@ -1,12 +1,14 @@
 #pragma once
 // Small pieces the AVX-512 kernels share: the mask of a loop's last, partial vector of 16 floats, and
 // bf16 in and out of float32 lanes (loads widen exactly; stores and `roundedToBf16` round to nearest even,
-// as c10::BFloat16 does). Include only from files compiled for x86-64; the bf16 ones need AVX512_BF16.
+// as c10::BFloat16 does). Include only from files compiled for x86-64; the bf16 stores and roundings need
+// AVX512_BF16, the load AVX-512 alone.
 
 #include <immintrin.h>
 
 #include <cstdint>
 
+#define SAPIENS_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 #define SAPIENS_AVX512_BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma")))
 
 namespace sapiens::detail {
@@ -16,7 +18,7 @@ inline __mmask16 tailMask16(std::int64_t remaining) {
   return remaining >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << remaining) - 1u);
 }
 
-SAPIENS_AVX512_BF16 inline __m512 loadBf16(const std::uint16_t* p, __mmask16 mask) {
+SAPIENS_AVX512 inline __m512 loadBf16(const std::uint16_t* p, __mmask16 mask) {
   const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
 }
