@@ -128,14 +128,66 @@ class TestHeadLayers : public QObject {
     QVERIFY(at::allclose(got[0], expected[0], 1e-5, 1e-4));
   }
 
+  // A 1x1 convolution of a channels-last tensor runs as a product over the pixels' channel rows: what
+  // conv2d computes, values and gradients, and the result stays channels-last.
+  void pointwiseConvolutionOfChannelsLastMatchesConv2d() {
+    at::manual_seed(13);
+    const at::Tensor x =
+        at::randn({2, 24, 9, 7}).contiguous(at::MemoryFormat::ChannelsLast).requires_grad_(true);
+    const at::Tensor weight = (at::randn({5, 24, 1, 1}) * 0.2).requires_grad_(true);
+    const at::Tensor bias = at::randn({5}).requires_grad_(true);
+    const at::Tensor reference = at::conv2d(x.contiguous(), weight, bias);
+    const at::Tensor ours = sapiens::detail::conv2dSummingInFloat(x, weight, bias, {1, 1}, {0, 0});
+    QVERIFY(ours.is_contiguous(at::MemoryFormat::ChannelsLast));
+    QVERIFY2(at::allclose(ours, reference, 1e-5, 1e-5),
+             qPrintable(QString::number(largestDifference(ours, reference))));
+    const at::Tensor upstream = at::randn_like(reference);
+    const auto expected = torch::autograd::grad({reference}, {x, weight, bias}, {upstream});
+    const auto got = torch::autograd::grad({ours}, {x, weight, bias}, {upstream});
+    const QString mismatch = gradientMismatch(got, expected, 1e-5);
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+  }
+
+  // The seg/pose body as the heads run it (deconvolution, norm + SiLU, 1x1 convolution) from features given
+  // as the backbone leaves them (a permuted view of its tokens): what the official layers compute.
+  void headBodyFromTokenFeaturesMatchesTheOfficialLayers() {
+    at::manual_seed(17);
+    const at::Tensor tokens = at::randn({2, 6 * 5, 32});
+    const at::Tensor features = tokens.view({2, 6, 5, 32}).permute({0, 3, 1, 2});
+    const at::Tensor deconvWeight = (at::randn({32, 16, 4, 4}) * 0.1).requires_grad_(true);
+    const at::Tensor convWeight = (at::randn({7, 16, 1, 1}) * 0.2).requires_grad_(true);
+    const at::Tensor convBias = at::randn({7}).requires_grad_(true);
+    namespace d = sapiens::detail;
+    const at::Tensor ours = d::conv2dSummingInFloat(
+        d::instanceNormSilu2d(d::deconv2d(features, deconvWeight)), convWeight, convBias, {1, 1}, {0, 0});
+    const at::Tensor reference = at::conv2d(at::silu(d::instanceNorm(at::conv_transpose2d(
+                                                features.contiguous(), deconvWeight, {}, {2, 2}, {1, 1}))),
+                                            convWeight, convBias);
+    QVERIFY2(at::allclose(ours, reference, 1e-4, 1e-4),
+             qPrintable(QString::number(largestDifference(ours, reference))));
+    const at::Tensor upstream = at::randn_like(reference);
+    const std::vector<at::Tensor> parameters{deconvWeight, convWeight, convBias};
+    const auto expected = torch::autograd::grad({reference}, parameters, {upstream});
+    const auto got = torch::autograd::grad({ours}, parameters, {upstream});
+    const QString mismatch = gradientMismatch(got, expected, 1e-4);
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+  }
+
   void instanceNormSiluMatchesTheComposite_data() {
     QTest::addColumn<int>("channels");
     QTest::addColumn<int>("height");
     QTest::addColumn<int>("width");
     QTest::addColumn<double>("offset");
-    QTest::newRow("planes of 35 (a partial vector)") << 3 << 7 << 5 << 0.0;
-    QTest::newRow("planes over one chunk of sums") << 2 << 96 << 72 << 0.0;
-    QTest::newRow("mean far from zero") << 2 << 33 << 31 << 1000.0;
+    QTest::addColumn<bool>("channelsLast");
+    QTest::newRow("planes of 35 (a partial vector)") << 3 << 7 << 5 << 0.0 << false;
+    QTest::newRow("planes over one chunk of sums") << 2 << 96 << 72 << 0.0 << false;
+    QTest::newRow("mean far from zero") << 2 << 33 << 31 << 1000.0 << false;
+    // Channels-last (NHWC in memory, as oneDNN's deconvolutions leave the heads' activations): partial
+    // vectors, more than one group of 64 channels, pixels over several parallel blocks.
+    QTest::newRow("channels-last, 3 channels") << 3 << 7 << 5 << 0.0 << true;
+    QTest::newRow("channels-last, 70 channels") << 70 << 9 << 11 << 0.0 << true;
+    QTest::newRow("channels-last, 16 channels over blocks") << 16 << 128 << 80 << 0.0 << true;
+    QTest::newRow("channels-last, mean far from zero") << 5 << 33 << 31 << 1000.0 << true;
   }
 
   // The heads' InstanceNorm + SiLU in one pass: what the composite computes, values and gradient.
@@ -144,11 +196,15 @@ class TestHeadLayers : public QObject {
     QFETCH(int, height);
     QFETCH(int, width);
     QFETCH(double, offset);
-    const at::Tensor x = (at::randn({2, channels, height, width}) * 3 + offset).requires_grad_(true);
+    QFETCH(bool, channelsLast);
+    const auto layout = channelsLast ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+    const at::Tensor x =
+        (at::randn({2, channels, height, width}) * 3 + offset).contiguous(layout).requires_grad_(true);
     if (!sapiens::detail::instanceNormSiluApplies(x))
       QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     const at::Tensor reference = at::silu(sapiens::detail::instanceNorm(x));
     const at::Tensor ours = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
+    QVERIFY(ours.is_contiguous(layout));
     QVERIFY2(at::allclose(ours, reference, 1e-5, 1e-5),
              qPrintable(QString::number(largestDifference(ours, reference))));
     const at::Tensor upstream = at::randn_like(reference);
@@ -160,9 +216,20 @@ class TestHeadLayers : public QObject {
         qPrintable(QString("difference %1 of %2").arg(largestDifference(got[0], expected[0])).arg(scale)));
   }
 
+  void instanceNormSiluInBf16RoundsOnce_data() {
+    QTest::addColumn<bool>("channelsLast");
+    QTest::newRow("NCHW") << false;
+    QTest::newRow("channels-last") << true;
+  }
+
   void instanceNormSiluInBf16RoundsOnce() {
+    QFETCH(bool, channelsLast);
     at::manual_seed(3);
-    const at::Tensor x = at::randn({1, 4, 20, 30}).to(at::kBFloat16).requires_grad_(true);
+    const at::Tensor x =
+        at::randn({1, 20, 20, 30})
+            .to(at::kBFloat16)
+            .contiguous(channelsLast ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous)
+            .requires_grad_(true);
     if (!sapiens::detail::instanceNormSiluApplies(x))
       QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     const at::Tensor xFloat = x.detach().to(at::kFloat).requires_grad_(true);
@@ -181,13 +248,21 @@ class TestHeadLayers : public QObject {
             0.02 * expected[0].abs().max().item<double>());
   }
 
+  void instanceNormSiluKeepsNonFiniteInItsPlane_data() {
+    QTest::addColumn<bool>("channelsLast");
+    QTest::newRow("NCHW") << false;
+    QTest::newRow("channels-last") << true;
+  }
+
   // A diverged layer must not look fine: a NaN or an infinity spoils its own plane, and only that one.
   void instanceNormSiluKeepsNonFiniteInItsPlane() {
+    QFETCH(bool, channelsLast);
     at::Tensor x = at::randn({1, 3, 8, 8});
     if (!sapiens::detail::instanceNormSiluApplies(x))
       QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     x[0][0][2][3] = std::numeric_limits<float>::quiet_NaN();
     x[0][1][0][0] = std::numeric_limits<float>::infinity();
+    if (channelsLast) x = x.contiguous(at::MemoryFormat::ChannelsLast);
     const at::Tensor y = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
     QVERIFY(at::isnan(y[0][0]).all().item<bool>());
     QVERIFY(!at::isfinite(y[0][1]).any().item<bool>());

@@ -82,11 +82,11 @@ void runHead(const ParameterAccess& p, Task task, const HeadArch& head, const at
   switch (task) {
     case Task::Backbone:
       return;
-    case Task::Pose:
-      out.add("pose_heatmaps", conv2d(runDeconvConvBody(p, head, featmap), p, "conv_pose"));
+    case Task::Pose:  // the body's layers may leave channels-last tensors; the outputs are NCHW
+      out.add("pose_heatmaps", conv2d(runDeconvConvBody(p, head, featmap), p, "conv_pose").contiguous());
       return;
     case Task::Seg:
-      out.add("seg_logits", conv2d(runDeconvConvBody(p, head, featmap), p, "conv_seg"));
+      out.add("seg_logits", conv2d(runDeconvConvBody(p, head, featmap), p, "conv_seg").contiguous());
       return;
     case Task::Normal:
       out.add("normal", conv2d(denseStack(p, head, featmap, false), p, "conv_normal"));

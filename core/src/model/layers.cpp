@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -21,8 +22,32 @@ bool cpuGemmRoundsSums(const at::Tensor& x) {
   return !(oneDnnBf16 && at::globalContext().userEnabledMkldnn());
 }
 
+namespace {
+
+// A 1x1 convolution of a channels-last CPU tensor (NHWC in memory, as oneDNN's deconvolutions leave the
+// heads' activations) is a matrix product over its pixels' channel rows: LibTorch 1.13's own channels-last
+// convolutions are slow backward, and in bf16 its NCHW ones are slow both ways.
+bool isPixelwiseProduct(const at::Tensor& x, const at::Tensor& weight, at::IntArrayRef stride,
+                        at::IntArrayRef padding) {
+  const auto ones = [](at::IntArrayRef v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
+  };
+  const auto zeros = [](at::IntArrayRef v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 0; });
+  };
+  return x.is_cpu() && x.dim() == 4 && weight.dim() == 4 && weight.size(2) == 1 && weight.size(3) == 1 &&
+         ones(stride) && zeros(padding) && !x.is_contiguous() &&
+         x.is_contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+}  // namespace
+
 at::Tensor conv2dSummingInFloat(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                 at::IntArrayRef stride, at::IntArrayRef padding) {
+  if (isPixelwiseProduct(x, weight, stride, padding)) {
+    // x W^T sums in float32 in every dtype (cpuGemmRoundsSums); the result is channels-last as x is.
+    return linearBestPath(x.permute({0, 2, 3, 1}), weight.flatten(1), bias).permute({0, 3, 1, 2});
+  }
   if (!cpuGemmRoundsSums(x)) return at::conv2d(x, weight, bias, stride, padding);
   return at::conv2d(x.to(at::kFloat), weight.to(at::kFloat), bias.defined() ? bias.to(at::kFloat) : bias,
                     stride, padding)

@@ -76,10 +76,18 @@ memory::desc anyLayout(const memory::dims& dims, memory::data_type type) {
   return memory::desc(dims, type, memory::format_tag::any);
 }
 
+// Activations stay channels-last (NHWC), in and out: oneDNN's bf16 kernels pick that layout themselves,
+// its float32 ones are about as fast in it as in their blocked layout, and the heads' other layers read
+// it (instance_norm_silu_channels_last.h, 1x1 convolutions as matrix products), so no full-size tensor is
+// reordered between layers.
+memory::desc channelsLast(const memory::dims& dims, memory::data_type type) {
+  return memory::desc(dims, type, memory::format_tag::nhwc);
+}
+
 dnnl::deconvolution_forward::primitive_desc describeForward(const DeconvGeometry& g, dnnl::prop_kind prop) {
   const dnnl::deconvolution_forward::desc desc(
-      prop, dnnl::algorithm::deconvolution_direct, anyLayout(g.src, g.type), anyLayout(g.weights, g.type),
-      anyLayout(g.dst, g.type), {2, 2}, g.paddingLeft, g.paddingRight);
+      prop, dnnl::algorithm::deconvolution_direct, channelsLast(g.src, g.type), anyLayout(g.weights, g.type),
+      channelsLast(g.dst, g.type), {2, 2}, g.paddingLeft, g.paddingRight);
   return {desc, oneDnnEngine()};
 }
 
@@ -101,8 +109,8 @@ std::optional<DeconvKernel> makeKernel(Pass pass, const DeconvGeometry& g, const
   }
   const auto hint = describeForward(g, prop_kind::forward_training);
   if (pass == Pass::BackwardData) {
-    const deconvolution_backward_data::desc desc(direct, anyLayout(g.src, g.type),
-                                                 anyLayout(g.weights, g.type), anyLayout(g.dst, g.type),
+    const deconvolution_backward_data::desc desc(direct, channelsLast(g.src, g.type),
+                                                 anyLayout(g.weights, g.type), channelsLast(g.dst, g.type),
                                                  {2, 2}, g.paddingLeft, g.paddingRight);
     const auto pd =
         unlessReference(deconvolution_backward_data::primitive_desc(desc, oneDnnEngine(), hint), key);
@@ -112,8 +120,8 @@ std::optional<DeconvKernel> makeKernel(Pass pass, const DeconvGeometry& g, const
   }
   // The weights' gradient summed and kept in float32 (mixed precision's master weights).
   const deconvolution_backward_weights::desc desc(
-      direct, anyLayout(g.src, g.type), anyLayout(g.weights, memory::data_type::f32),
-      anyLayout(g.dst, g.type), {2, 2}, g.paddingLeft, g.paddingRight);
+      direct, channelsLast(g.src, g.type), anyLayout(g.weights, memory::data_type::f32),
+      channelsLast(g.dst, g.type), {2, 2}, g.paddingLeft, g.paddingRight);
   const auto pd =
       unlessReference(deconvolution_backward_weights::primitive_desc(desc, oneDnnEngine(), hint), key);
   if (!pd) return std::nullopt;
@@ -164,10 +172,6 @@ void execute(const DeconvKernel& kernel, std::unordered_map<int, memory> operand
   stream.wait();
 }
 
-memory::desc plainActivation(const memory::dims& dims, memory::data_type type) {
-  return memory::desc(dims, type, memory::format_tag::nchw);
-}
-
 memory::desc plainWeights(const DeconvGeometry& g, memory::data_type type) {
   return memory::desc(g.weights, type, memory::format_tag::iohw);  // LibTorch's (in, out, k, k)
 }
@@ -176,11 +180,11 @@ at::Tensor runForward(Pass pass, const DeconvGeometry& g, const at::Tensor& x, c
   const DeconvKernel& kernel = *cachedKernel(pass, g);
   dnnl::stream stream(oneDnnEngine());
   at::Tensor keepX, keepWeight;
-  const memory src = inLayout(x, plainActivation(g.src, g.type), kernel.input, stream, keepX);
+  const memory src = inLayout(x, channelsLast(g.src, g.type), kernel.input, stream, keepX);
   const memory weights = inLayout(weight, plainWeights(g, g.type), kernel.weights, stream, keepWeight);
-  at::Tensor y = at::empty(g.dst, x.options());
+  at::Tensor y = at::empty(g.dst, x.options().memory_format(at::MemoryFormat::ChannelsLast));
   execute(kernel, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}}, DNNL_ARG_DST, kernel.output, y,
-          plainActivation(g.dst, g.type), stream);
+          channelsLast(g.dst, g.type), stream);
   return y;
 }
 
@@ -188,12 +192,11 @@ at::Tensor runBackwardData(const DeconvGeometry& g, const at::Tensor& gradOutput
   const DeconvKernel& kernel = *cachedKernel(Pass::BackwardData, g);
   dnnl::stream stream(oneDnnEngine());
   at::Tensor keepGrad, keepWeight;
-  const memory diffDst =
-      inLayout(gradOutput, plainActivation(g.dst, g.type), kernel.output, stream, keepGrad);
+  const memory diffDst = inLayout(gradOutput, channelsLast(g.dst, g.type), kernel.output, stream, keepGrad);
   const memory weights = inLayout(weight, plainWeights(g, g.type), kernel.weights, stream, keepWeight);
-  at::Tensor gradInput = at::empty(g.src, gradOutput.options());
+  at::Tensor gradInput = at::empty(g.src, gradOutput.options().memory_format(at::MemoryFormat::ChannelsLast));
   execute(kernel, {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, weights}}, DNNL_ARG_DIFF_SRC,
-          kernel.input, gradInput, plainActivation(g.src, g.type), stream);
+          kernel.input, gradInput, channelsLast(g.src, g.type), stream);
   return gradInput;
 }
 
@@ -201,9 +204,8 @@ at::Tensor runBackwardWeights(const DeconvGeometry& g, const at::Tensor& x, cons
   const DeconvKernel& kernel = *cachedKernel(Pass::BackwardWeights, g);
   dnnl::stream stream(oneDnnEngine());
   at::Tensor keepX, keepGrad;
-  const memory src = inLayout(x, plainActivation(g.src, g.type), kernel.input, stream, keepX);
-  const memory diffDst =
-      inLayout(gradOutput, plainActivation(g.dst, g.type), kernel.output, stream, keepGrad);
+  const memory src = inLayout(x, channelsLast(g.src, g.type), kernel.input, stream, keepX);
+  const memory diffDst = inLayout(gradOutput, channelsLast(g.dst, g.type), kernel.output, stream, keepGrad);
   at::Tensor gradWeight =
       at::empty({g.weights[1], g.weights[0], g.weights[2], g.weights[3]}, x.options().dtype(at::kFloat));
   execute(kernel, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diffDst}}, DNNL_ARG_DIFF_WEIGHTS, kernel.weights,
@@ -215,10 +217,15 @@ c10::ScalarType computeType(bool inBf16) {
   return inBf16 ? at::kBFloat16 : at::kFloat;
 }
 
+// An activation as the kernels take it: in the computation's dtype, channels-last.
+at::Tensor inKernelLayout(const at::Tensor& t, bool inBf16) {
+  return t.to(computeType(inBf16)).contiguous(at::MemoryFormat::ChannelsLast);
+}
+
 struct DeconvolutionFunction : torch::autograd::Function<DeconvolutionFunction> {
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
                             const at::Tensor& weight, int64_t padding, int64_t outputPadding, bool inBf16) {
-    const at::Tensor input = x.to(computeType(inBf16)).contiguous();
+    const at::Tensor input = inKernelLayout(x, inBf16);
     const at::Tensor kernelWeight = weight.to(computeType(inBf16)).contiguous();
     context->save_for_backward({input, kernelWeight});
     context->saved_data["padding"] = padding;
@@ -239,7 +246,7 @@ struct DeconvolutionFunction : torch::autograd::Function<DeconvolutionFunction> 
     const bool inBf16 = context->saved_data["inBf16"].toBool();
     const DeconvGeometry g = geometryOf(input, kernelWeight, context->saved_data["padding"].toInt(),
                                         context->saved_data["outputPadding"].toInt(), inBf16);
-    const at::Tensor gradOutput = gradients[0].to(computeType(inBf16)).contiguous();
+    const at::Tensor gradOutput = inKernelLayout(gradients[0], inBf16);
     at::Tensor gradX, gradWeight;
     if (context->needs_input_grad(0))
       gradX = runBackwardData(g, gradOutput, kernelWeight)
@@ -270,8 +277,8 @@ at::Tensor oneDnnDeconvolution(const at::Tensor& x, const at::Tensor& weight, in
   const DeconvGeometry g = geometryOf(x, weight, padding, outputPadding, inBf16);
   if (!kernelsExist(g, training)) return {};
   if (training) return DeconvolutionFunction::apply(x, weight, padding, outputPadding, inBf16);
-  const at::Tensor y = runForward(Pass::Inference, g, x.to(computeType(inBf16)).contiguous(),
-                                  weight.to(computeType(inBf16)).contiguous());
+  const at::Tensor y =
+      runForward(Pass::Inference, g, inKernelLayout(x, inBf16), weight.to(computeType(inBf16)).contiguous());
   return inBf16 ? y : y.to(x.scalar_type());
 }
 
