@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sapiens::detail {
@@ -41,12 +42,14 @@ Extent extentOf(const at::Tensor& x) {
 /// Channels [first, first + 64) of a row of `channels`: each vector's lanes (none past the row's end).
 struct ChannelGroup {
   int64_t first;
+  int vectors = 0;  // those with lanes in the row
   __mmask16 mask[kVectors];
 
   ChannelGroup(int64_t firstChannel, int64_t channels) : first(firstChannel) {
     for (int v = 0; v < kVectors; ++v) {
       const int64_t remaining = channels - first - 16 * v;
       mask[v] = remaining > 0 ? tailMask16(remaining) : __mmask16(0);
+      if (remaining > 0) vectors = v + 1;
     }
   }
 
@@ -65,25 +68,24 @@ struct ChannelGroup {
 };
 
 /// Per-channel sums over a chunk of one sample's pixels: x - shift and its square (the statistics).
-template <typename T>
+template <int V, typename T>
 SAPIENS_AVX512 void sumShiftedSquares(const T* x, int64_t begin, int64_t end, int64_t channels,
                                       const ChannelGroup& g, const float* shift, double* sum,
                                       double* squares) {
   __m512 offset[kVectors], s[kVectors], q[kVectors];
-  for (int v = 0; v < kVectors; ++v) {
+  for (int v = 0; v < V; ++v) {
     offset[v] = g.perChannel(shift, v);
     s[v] = q[v] = _mm512_setzero_ps();
   }
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const T* row = x + pixel * channels + g.first;
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
+    for (int v = 0; v < V; ++v) {
       const __m512 d = _mm512_maskz_sub_ps(g.mask[v], load(row + 16 * v, g.mask[v]), offset[v]);
       s[v] = _mm512_add_ps(s[v], d);
       q[v] = _mm512_fmadd_ps(d, d, q[v]);
     }
   }
-  for (int v = 0; v < kVectors; ++v) {
+  for (int v = 0; v < V; ++v) {
     g.addInto(sum, v, s[v]);
     g.addInto(squares, v, q[v]);
   }
@@ -95,44 +97,42 @@ struct SampleConstants {
 };
 
 /// Per-channel sums over a chunk of the backward pass's d (the gradient at the norm's output) and d z.
-template <typename T>
+template <int V, typename T>
 SAPIENS_AVX512 void sumGradientTerms(const T* x, const T* gy, int64_t begin, int64_t end, int64_t channels,
                                      const ChannelGroup& g, const SampleConstants& k, double* sumD,
                                      double* sumDz) {
   __m512 mean[kVectors], scale[kVectors], a[kVectors], b[kVectors];
-  for (int v = 0; v < kVectors; ++v) {
+  for (int v = 0; v < V; ++v) {
     mean[v] = g.perChannel(k.mean, v);
     scale[v] = g.perChannel(k.scale, v);
     a[v] = b[v] = _mm512_setzero_ps();
   }
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
+    for (int v = 0; v < V; ++v) {
       const __m512 z = _mm512_mul_ps(_mm512_sub_ps(load(x + at + 16 * v, g.mask[v]), mean[v]), scale[v]);
       const __m512 d = _mm512_maskz_mov_ps(g.mask[v], siluGradient(z, load(gy + at + 16 * v, g.mask[v])));
       a[v] = _mm512_add_ps(a[v], d);
       b[v] = _mm512_fmadd_ps(d, z, b[v]);
     }
   }
-  for (int v = 0; v < kVectors; ++v) {
+  for (int v = 0; v < V; ++v) {
     g.addInto(sumD, v, a[v]);
     g.addInto(sumDz, v, b[v]);
   }
 }
 
-template <typename T>
+template <int V, typename T>
 SAPIENS_AVX512 void activateChunk(const T* x, T* y, int64_t begin, int64_t end, int64_t channels,
                                   const ChannelGroup& g, const SampleConstants& k) {
   __m512 mean[kVectors], scale[kVectors];
-  for (int v = 0; v < kVectors; ++v) {
+  for (int v = 0; v < V; ++v) {
     mean[v] = g.perChannel(k.mean, v);
     scale[v] = g.perChannel(k.scale, v);
   }
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
+    for (int v = 0; v < V; ++v) {
       const __m512 z = _mm512_mul_ps(_mm512_sub_ps(load(x + at + 16 * v, g.mask[v]), mean[v]), scale[v]);
       store(y + at + 16 * v, g.mask[v], _mm512_mul_ps(z, sigmoid(z)));
     }
@@ -140,11 +140,11 @@ SAPIENS_AVX512 void activateChunk(const T* x, T* y, int64_t begin, int64_t end, 
 }
 
 // dx = inverseStd (d - mean(d) - z mean(d z)).
-template <typename T>
+template <int V, typename T>
 SAPIENS_AVX512 void gradientChunk(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
                                   int64_t channels, const ChannelGroup& g, const SampleConstants& k) {
   __m512 mean[kVectors], scale[kVectors], meanD[kVectors], meanDz[kVectors];
-  for (int v = 0; v < kVectors; ++v) {
+  for (int v = 0; v < V; ++v) {
     mean[v] = g.perChannel(k.mean, v);
     scale[v] = g.perChannel(k.scale, v);
     meanD[v] = g.perChannel(k.meanGradient, v);
@@ -152,8 +152,7 @@ SAPIENS_AVX512 void gradientChunk(const T* x, const T* gy, T* gx, int64_t begin,
   }
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
+    for (int v = 0; v < V; ++v) {
       const __m512 z = _mm512_mul_ps(_mm512_sub_ps(load(x + at + 16 * v, g.mask[v]), mean[v]), scale[v]);
       const __m512 d = siluGradient(z, load(gy + at + 16 * v, g.mask[v]));
       store(gx + at + 16 * v, g.mask[v],
@@ -162,8 +161,24 @@ SAPIENS_AVX512 void gradientChunk(const T* x, const T* gy, T* gx, int64_t begin,
   }
 }
 
-/// Runs `chunk(sample, begin, end, group)` over every sample's pixels, in chunks and groups of channels, in
-/// parallel over blocks of pixels.
+/// Calls `f` with std::integral_constant<int, V>, V the group's vectors with lanes: the kernels compute
+/// those alone (a 16-channel head would otherwise take the sigmoid of three empty vectors per pixel).
+template <typename F>
+void withVectors(const ChannelGroup& g, const F& f) {
+  switch (g.vectors) {
+    case 1:
+      return f(std::integral_constant<int, 1>());
+    case 2:
+      return f(std::integral_constant<int, 2>());
+    case 3:
+      return f(std::integral_constant<int, 3>());
+    default:
+      return f(std::integral_constant<int, kVectors>());
+  }
+}
+
+/// Runs `chunk(task, sample, begin, end, group, vectors)` over every sample's pixels, in chunks and groups of
+/// channels, in parallel over blocks of pixels (`vectors` from withVectors).
 template <typename Chunk>
 void forEachChunk(const Extent& e, const Chunk& chunk) {
   const int64_t blocks = e.blocks();
@@ -172,24 +187,28 @@ void forEachChunk(const Extent& e, const Chunk& chunk) {
       const int64_t sample = task / blocks, first = (task % blocks) * kPixelsPerTask;
       const int64_t last = std::min(e.pixels, first + kPixelsPerTask);
       for (int64_t start = first; start < last; start += kPixelsPerChunk) {
-        for (int64_t c = 0; c < e.channels; c += kGroupChannels)
-          chunk(task, sample, start, std::min(last, start + kPixelsPerChunk), ChannelGroup(c, e.channels));
+        const int64_t stop = std::min(last, start + kPixelsPerChunk);
+        for (int64_t c = 0; c < e.channels; c += kGroupChannels) {
+          const ChannelGroup g(c, e.channels);
+          withVectors(g, [&](auto vectors) { chunk(task, sample, start, stop, g, vectors); });
+        }
       }
     }
   });
 }
 
-/// Per-sample, per-channel pairs of sums, from each task's partial sums: `sums(task, sample, begin, end,
-/// group, first, second)` adds a chunk's into `first` and `second` (per-channel arrays). The result holds,
+/// Per-sample, per-channel pairs of sums, from each task's partial sums: `sums(sample, begin, end, group,
+/// vectors, first, second)` adds a chunk's into `first` and `second` (per-channel arrays). The result holds,
 /// for each sample, its channels' first sums then their second sums.
 template <typename Sums>
 std::vector<double> sumsPerPlane(const Extent& e, const Sums& sums) {
   const int64_t width = 2 * e.channels;
   std::vector<double> partial(static_cast<std::size_t>(e.tasks() * width), 0.0);
-  forEachChunk(e, [&](int64_t task, int64_t sample, int64_t begin, int64_t end, const ChannelGroup& g) {
-    double* out = partial.data() + task * width;
-    sums(sample, begin, end, g, out, out + e.channels);
-  });
+  forEachChunk(
+      e, [&](int64_t task, int64_t sample, int64_t begin, int64_t end, const ChannelGroup& g, auto vectors) {
+        double* out = partial.data() + task * width;
+        sums(sample, begin, end, g, vectors, out, out + e.channels);
+      });
   std::vector<double> total(static_cast<std::size_t>(e.batch * width), 0.0);
   for (int64_t task = 0; task < e.tasks(); ++task) {
     double* into = total.data() + (task / e.blocks()) * width;
@@ -220,10 +239,11 @@ void computeStats(const T* x, const Extent& e, double eps, PlaneStats* planes) {
   std::vector<float> shift;  // each plane's first element
   for (int64_t s = 0; s < e.batch; ++s)
     for (int64_t c = 0; c < e.channels; ++c) shift.push_back(static_cast<float>(x[s * e.sampleSize() + c]));
-  const std::vector<double> sums = sumsPerPlane(
-      e, [&](int64_t s, int64_t begin, int64_t end, const ChannelGroup& g, double* sum, double* squares) {
-        sumShiftedSquares(x + s * e.sampleSize(), begin, end, e.channels, g, shift.data() + s * e.channels,
-                          sum, squares);
+  const std::vector<double> sums =
+      sumsPerPlane(e, [&](int64_t s, int64_t begin, int64_t end, const ChannelGroup& g, auto vectors,
+                          double* sum, double* squares) {
+        sumShiftedSquares<decltype(vectors)::value>(x + s * e.sampleSize(), begin, end, e.channels, g,
+                                                    shift.data() + s * e.channels, sum, squares);
       });
   for (int64_t s = 0; s < e.batch; ++s) {
     const double* sampleSums = sums.data() + 2 * s * e.channels;
@@ -238,11 +258,12 @@ void computeStats(const T* x, const Extent& e, double eps, PlaneStats* planes) {
 /// The backward pass's per-channel means of d and d z, batch x channels each.
 template <typename T>
 std::vector<float> gradientMeans(const T* x, const T* gy, const Extent& e, const PlaneArrays& stats) {
-  const std::vector<double> sums = sumsPerPlane(
-      e, [&](int64_t s, int64_t begin, int64_t end, const ChannelGroup& g, double* sumD, double* sumDz) {
+  const std::vector<double> sums =
+      sumsPerPlane(e, [&](int64_t s, int64_t begin, int64_t end, const ChannelGroup& g, auto vectors,
+                          double* sumD, double* sumDz) {
         const int64_t offset = s * e.sampleSize();
-        sumGradientTerms(x + offset, gy + offset, begin, end, e.channels, g, stats.of(s, e.channels), sumD,
-                         sumDz);
+        sumGradientTerms<decltype(vectors)::value>(x + offset, gy + offset, begin, end, e.channels, g,
+                                                   stats.of(s, e.channels), sumD, sumDz);
       });
   std::vector<float> means(sums.size());
   for (std::size_t i = 0; i < sums.size(); ++i)
@@ -261,9 +282,10 @@ at::Tensor channelsLastNormSiluForward(const at::Tensor& x, double eps, at::Tens
     computeStats(in, e, eps, reinterpret_cast<PlaneStats*>(stats.data_ptr<float>()));
     const PlaneArrays planes(stats);
     T* out = y.data_ptr<T>();
-    forEachChunk(e, [&](int64_t, int64_t s, int64_t begin, int64_t end, const ChannelGroup& g) {
+    forEachChunk(e, [&](int64_t, int64_t s, int64_t begin, int64_t end, const ChannelGroup& g, auto vectors) {
       const int64_t offset = s * e.sampleSize();
-      activateChunk(in + offset, out + offset, begin, end, e.channels, g, planes.of(s, e.channels));
+      activateChunk<decltype(vectors)::value>(in + offset, out + offset, begin, end, e.channels, g,
+                                              planes.of(s, e.channels));
     });
   });
   return y;
@@ -280,13 +302,15 @@ at::Tensor channelsLastNormSiluBackward(const at::Tensor& x, const at::Tensor& s
     const T* g = gy.data_ptr<T>();
     const std::vector<float> means = gradientMeans(in, g, e, planes);
     T* out = gx.data_ptr<T>();
-    forEachChunk(e, [&](int64_t, int64_t s, int64_t begin, int64_t end, const ChannelGroup& group) {
-      const int64_t offset = s * e.sampleSize();
-      SampleConstants k = planes.of(s, e.channels);
-      k.meanGradient = means.data() + 2 * s * e.channels;
-      k.meanGradientZ = k.meanGradient + e.channels;
-      gradientChunk(in + offset, g + offset, out + offset, begin, end, e.channels, group, k);
-    });
+    forEachChunk(
+        e, [&](int64_t, int64_t s, int64_t begin, int64_t end, const ChannelGroup& group, auto vectors) {
+          const int64_t offset = s * e.sampleSize();
+          SampleConstants k = planes.of(s, e.channels);
+          k.meanGradient = means.data() + 2 * s * e.channels;
+          k.meanGradientZ = k.meanGradient + e.channels;
+          gradientChunk<decltype(vectors)::value>(in + offset, g + offset, out + offset, begin, end,
+                                                  e.channels, group, k);
+        });
   });
   return gx;
 }
