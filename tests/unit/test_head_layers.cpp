@@ -128,23 +128,50 @@ class TestHeadLayers : public QObject {
     QVERIFY(at::allclose(got[0], expected[0], 1e-5, 1e-4));
   }
 
-  // A 1x1 convolution of a channels-last tensor runs as a product over the pixels' channel rows: what
-  // conv2d computes, values and gradients, and the result stays channels-last.
+  void pointwiseConvolutionOfChannelsLastMatchesConv2d_data() {
+    QTest::addColumn<int>("in");
+    QTest::addColumn<int>("out");
+    QTest::addColumn<bool>("withBias");
+    QTest::addColumn<bool>("bf16");
+    QTest::newRow("24 -> 5, bias") << 24 << 5 << true << false;
+    QTest::newRow("70 -> 40 (partial vectors), no bias") << 70 << 40 << false << false;
+    QTest::newRow("64 -> 64") << 64 << 64 << true << false;
+    QTest::newRow("bf16, 16 -> 16") << 16 << 16 << true << true;
+    QTest::newRow("bf16, 64 -> 64 (oneDNN's matmul)") << 64 << 64 << true << true;
+  }
+
+  // A 1x1 convolution of a channels-last tensor runs as one pass over its pixels' channel rows (or a
+  // matrix product): what conv2d computes, values and gradients, and the result stays channels-last.
   void pointwiseConvolutionOfChannelsLastMatchesConv2d() {
+    QFETCH(int, in);
+    QFETCH(int, out);
+    QFETCH(bool, withBias);
+    QFETCH(bool, bf16);
     at::manual_seed(13);
-    const at::Tensor x =
-        at::randn({2, 24, 9, 7}).contiguous(at::MemoryFormat::ChannelsLast).requires_grad_(true);
-    const at::Tensor weight = (at::randn({5, 24, 1, 1}) * 0.2).requires_grad_(true);
-    const at::Tensor bias = at::randn({5}).requires_grad_(true);
-    const at::Tensor reference = at::conv2d(x.contiguous(), weight, bias);
+    const auto dtype = bf16 ? at::kBFloat16 : at::kFloat;
+    const at::Tensor x = at::randn({2, in, 9, 7}).to(dtype).contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor weight = (at::randn({out, in, 1, 1}) * 0.2).to(dtype);
+    const at::Tensor bias = withBias ? at::randn({out}).to(dtype) : at::Tensor();
+    const auto leaf = [](const at::Tensor& t) { return t.detach().to(at::kFloat).requires_grad_(true); };
+    const at::Tensor xRef = leaf(x), weightRef = leaf(weight), biasRef = withBias ? leaf(bias) : at::Tensor();
+    const at::Tensor reference = at::conv2d(xRef.contiguous(), weightRef, biasRef);
+    x.requires_grad_(true);
+    weight.requires_grad_(true);
+    if (withBias) bias.requires_grad_(true);
     const at::Tensor ours = sapiens::detail::conv2dSummingInFloat(x, weight, bias, {1, 1}, {0, 0});
     QVERIFY(ours.is_contiguous(at::MemoryFormat::ChannelsLast));
-    QVERIFY2(at::allclose(ours, reference, 1e-5, 1e-5),
-             qPrintable(QString::number(largestDifference(ours, reference))));
+    QCOMPARE(ours.scalar_type(), dtype);
+    // float32: the summation order only; bf16: float32 sums, one rounding of the result (2^-8 relative).
+    const double tolerance = bf16 ? 1.0 / 128 : 1e-5;
+    const double scale = std::max(1.0, reference.abs().max().item<double>());
+    QVERIFY2(largestDifference(ours.to(at::kFloat), reference) <= tolerance * scale,
+             qPrintable(QString::number(largestDifference(ours.to(at::kFloat), reference))));
     const at::Tensor upstream = at::randn_like(reference);
-    const auto expected = torch::autograd::grad({reference}, {x, weight, bias}, {upstream});
-    const auto got = torch::autograd::grad({ours}, {x, weight, bias}, {upstream});
-    const QString mismatch = gradientMismatch(got, expected, 1e-5);
+    std::vector<at::Tensor> inputs{x, weight}, referenceInputs{xRef, weightRef};
+    if (withBias) inputs.push_back(bias), referenceInputs.push_back(biasRef);
+    const auto expected = torch::autograd::grad({reference}, referenceInputs, {upstream});
+    const auto got = torch::autograd::grad({ours}, inputs, {upstream.to(dtype)});
+    const QString mismatch = gradientMismatch(got, expected, bf16 ? 0.02 : 1e-5);
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
   }
 

@@ -3,6 +3,7 @@
 #include "instance_norm_silu.h"
 #include "norm_rope_bf16.h"
 #include "onednn_deconvolution.h"
+#include "pointwise_convolution.h"
 
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/model/linear_product.h"
@@ -45,6 +46,7 @@ bool isPixelwiseProduct(const at::Tensor& x, const at::Tensor& weight, at::IntAr
 at::Tensor conv2dSummingInFloat(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                 at::IntArrayRef stride, at::IntArrayRef padding) {
   if (isPixelwiseProduct(x, weight, stride, padding)) {
+    if (pointwiseConvolutionApplies(x, weight, bias)) return pointwiseConvolution(x, weight, bias);
     // x W^T sums in float32 in every dtype (cpuGemmRoundsSums); the result is channels-last as x is.
     return linearBestPath(x.permute({0, 2, 3, 1}), weight.flatten(1), bias).permute({0, 3, 1, 2});
   }

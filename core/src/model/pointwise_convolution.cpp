@@ -1,0 +1,268 @@
+#include "pointwise_convolution.h"
+
+#include "kernel_switch.h"
+#include "norm_silu_lanes.h"
+
+#include "sapiens/common/cpu_features.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace sapiens::detail {
+
+namespace {
+
+using norm_silu::forEachDtype;
+using norm_silu::load;
+using norm_silu::store;
+
+constexpr int64_t kMaxChannels = 128;
+constexpr int kMaxVectors = kMaxChannels / 16;
+constexpr int64_t kPixelsPerTask = 8192;
+
+int vectorsFor(int64_t channels) {
+  return static_cast<int>((channels + 15) / 16);
+}
+
+/// The weights as float32 rows padded to whole vectors: `byOutput` (O rows of C), `byInput` (C rows of O).
+struct PaddedWeights {
+  int64_t inputs, outputs, inputStride, outputStride;
+  std::vector<float> byOutput, byInput, bias;
+
+  PaddedWeights(const at::Tensor& weight, const at::Tensor& biasTensor)
+      : inputs(weight.size(1)),
+        outputs(weight.size(0)),
+        inputStride(16 * vectorsFor(inputs)),
+        outputStride(16 * vectorsFor(outputs)),
+        byOutput(static_cast<std::size_t>(outputs * inputStride), 0.0f),
+        byInput(static_cast<std::size_t>(inputs * outputStride), 0.0f),
+        bias(static_cast<std::size_t>(outputStride), 0.0f) {
+    const at::Tensor w = weight.to(at::kFloat).reshape({outputs, inputs}).contiguous();
+    const float* values = w.data_ptr<float>();
+    for (int64_t o = 0; o < outputs; ++o)
+      for (int64_t c = 0; c < inputs; ++c) {
+        byOutput[static_cast<std::size_t>(o * inputStride + c)] = values[o * inputs + c];
+        byInput[static_cast<std::size_t>(c * outputStride + o)] = values[o * inputs + c];
+      }
+    if (biasTensor.defined()) {
+      const at::Tensor b = biasTensor.to(at::kFloat).contiguous();
+      std::copy(b.data_ptr<float>(), b.data_ptr<float>() + outputs, bias.begin());
+    }
+  }
+};
+
+SAPIENS_AVX512 inline __m512 broadcast(const float* p) {
+  return _mm512_set1_ps(*p);
+}
+
+SAPIENS_AVX512 inline __m512 broadcast(const c10::BFloat16* p) {
+  return _mm512_set1_ps(static_cast<float>(*p));
+}
+
+// y = W x + b for pixels [begin, end); OV output vectors.
+template <int OV, typename T>
+SAPIENS_AVX512 void forwardPixels(const T* x, T* y, int64_t begin, int64_t end, const PaddedWeights& w) {
+  const int64_t inputs = w.inputs, outputs = w.outputs;
+  for (int64_t pixel = begin; pixel < end; ++pixel) {
+    __m512 acc[OV];
+    for (int v = 0; v < OV; ++v) acc[v] = _mm512_loadu_ps(w.bias.data() + 16 * v);
+    const T* row = x + pixel * inputs;
+    for (int64_t c = 0; c < inputs; ++c) {
+      const __m512 value = broadcast(row + c);
+      const float* weights = w.byInput.data() + c * w.outputStride;
+      for (int v = 0; v < OV; ++v) acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(weights + 16 * v), value, acc[v]);
+    }
+    for (int v = 0; v < OV; ++v) store(y + pixel * outputs + 16 * v, tailMask16(outputs - 16 * v), acc[v]);
+  }
+}
+
+/// One task's sums for the weights' and the bias's gradients: (O x C padded) and (O padded) floats.
+struct GradientSums {
+  std::vector<float> weights, bias;
+};
+
+// gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors.
+template <int CV, typename T>
+SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
+                                   const PaddedWeights& w, GradientSums& sums) {
+  const int64_t inputs = w.inputs, outputs = w.outputs;
+  for (int64_t pixel = begin; pixel < end; ++pixel) {
+    __m512 row[CV], gradient[CV];
+    for (int v = 0; v < CV; ++v) {
+      row[v] = load(x + pixel * inputs + 16 * v, tailMask16(inputs - 16 * v));
+      gradient[v] = _mm512_setzero_ps();
+    }
+    const T* g = gy + pixel * outputs;
+    for (int64_t o = 0; o < outputs; ++o) {
+      const __m512 go = broadcast(g + o);
+      const float* weights = w.byOutput.data() + o * w.inputStride;
+      float* weightSums = sums.weights.data() + o * w.inputStride;
+      for (int v = 0; v < CV; ++v) {
+        gradient[v] = _mm512_fmadd_ps(_mm512_loadu_ps(weights + 16 * v), go, gradient[v]);
+        _mm512_storeu_ps(weightSums + 16 * v,
+                         _mm512_fmadd_ps(row[v], go, _mm512_loadu_ps(weightSums + 16 * v)));
+      }
+    }
+    for (int v = 0; v < CV; ++v)
+      store(gx + pixel * inputs + 16 * v, tailMask16(inputs - 16 * v), gradient[v]);
+    for (int64_t v = 0; v < w.outputStride / 16; ++v) {
+      const __m512 go = load(g + 16 * v, tailMask16(outputs - 16 * v));
+      _mm512_storeu_ps(sums.bias.data() + 16 * v,
+                       _mm512_add_ps(go, _mm512_loadu_ps(sums.bias.data() + 16 * v)));
+    }
+  }
+}
+
+/// Calls `f` with std::integral_constant<int, V> for V = vectors (1 .. kMaxVectors).
+template <typename F>
+void withVectorCount(int vectors, const F& f) {
+  switch (vectors) {
+    case 1:
+      return f(std::integral_constant<int, 1>());
+    case 2:
+      return f(std::integral_constant<int, 2>());
+    case 3:
+      return f(std::integral_constant<int, 3>());
+    case 4:
+      return f(std::integral_constant<int, 4>());
+    case 5:
+      return f(std::integral_constant<int, 5>());
+    case 6:
+      return f(std::integral_constant<int, 6>());
+    case 7:
+      return f(std::integral_constant<int, 7>());
+    default:
+      return f(std::integral_constant<int, kMaxVectors>());
+  }
+}
+
+/// Runs `block(task, begin, end)` over the pixels in blocks, in parallel.
+template <typename Block>
+void forEachBlock(int64_t pixels, const Block& block) {
+  const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
+  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task)
+      block(task, task * kPixelsPerTask, std::min(pixels, (task + 1) * kPixelsPerTask));
+  });
+}
+
+int64_t pixelsOf(const at::Tensor& x) {
+  return x.size(0) * x.size(2) * x.size(3);
+}
+
+at::Tensor forwardPass(const at::Tensor& x, const PaddedWeights& w) {
+  at::Tensor y = at::empty({x.size(0), w.outputs, x.size(2), x.size(3)},
+                           x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  forEachDtype(x, [&](auto* in) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+    T* out = y.data_ptr<T>();
+    withVectorCount(vectorsFor(w.outputs), [&](auto vectors) {
+      forEachBlock(pixelsOf(x), [&](int64_t, int64_t begin, int64_t end) {
+        forwardPixels<decltype(vectors)::value>(in, out, begin, end, w);
+      });
+    });
+  });
+  return y;
+}
+
+struct Gradients {
+  at::Tensor input, weight, bias;
+};
+
+Gradients backwardPass(const at::Tensor& x, const at::Tensor& gradOutput, const PaddedWeights& w) {
+  const at::Tensor gy = gradOutput.to(x.scalar_type()).contiguous(at::MemoryFormat::ChannelsLast);
+  at::Tensor gx = at::empty_like(x, at::MemoryFormat::ChannelsLast);
+  const int64_t pixels = pixelsOf(x), tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
+  std::vector<GradientSums> sums(static_cast<std::size_t>(tasks));
+  forEachDtype(x, [&](auto* in) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+    const T* g = gy.data_ptr<T>();
+    T* out = gx.data_ptr<T>();
+    withVectorCount(vectorsFor(w.inputs), [&](auto vectors) {
+      forEachBlock(pixels, [&](int64_t task, int64_t begin, int64_t end) {
+        GradientSums& s = sums[static_cast<std::size_t>(task)];
+        s.weights.assign(static_cast<std::size_t>(w.outputs * w.inputStride), 0.0f);
+        s.bias.assign(static_cast<std::size_t>(w.outputStride), 0.0f);
+        backwardPixels<decltype(vectors)::value>(in, g, out, begin, end, w, s);
+      });
+    });
+  });
+  std::vector<double> weightTotal(static_cast<std::size_t>(w.outputs * w.inputs), 0.0),
+      biasTotal(static_cast<std::size_t>(w.outputs), 0.0);
+  for (const GradientSums& s : sums)
+    for (int64_t o = 0; o < w.outputs; ++o) {
+      biasTotal[static_cast<std::size_t>(o)] += s.bias[static_cast<std::size_t>(o)];
+      for (int64_t c = 0; c < w.inputs; ++c)
+        weightTotal[static_cast<std::size_t>(o * w.inputs + c)] +=
+            s.weights[static_cast<std::size_t>(o * w.inputStride + c)];
+    }
+  const auto asTensor = [](const std::vector<double>& values) {
+    return at::tensor(at::ArrayRef<double>(values), at::kDouble).to(at::kFloat);
+  };
+  return {gx, asTensor(weightTotal).view({w.outputs, w.inputs, 1, 1}), asTensor(biasTotal)};
+}
+
+struct PointwiseConvolutionFunction : torch::autograd::Function<PointwiseConvolutionFunction> {
+  static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
+                            const at::Tensor& weight, const at::Tensor& bias) {
+    context->save_for_backward({x, weight, bias});
+    return forwardPass(x, PaddedWeights(weight, bias));
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list gradients) {
+    const auto saved = context->get_saved_variables();
+    const at::Tensor &x = saved[0], &weight = saved[1], &bias = saved[2];
+    const Gradients g = backwardPass(x, gradients[0], PaddedWeights(weight, bias));
+    return {g.input, g.weight.to(weight.scalar_type()), g.bias.to(bias.scalar_type())};
+  }
+};
+
+bool switchedOn() {
+  static const bool on = !switchedOffByEnvironment("SAPIENS_POINTWISE_CONV");
+  return on;
+}
+
+// For bf16 products of more than 32 x 32 channels oneDNN's bf16 matmul (AMX tiles where present) is
+// faster (the seg head's 64 x 64 layers at 1024x768: 100 + 220 ms against 180 + 400 ms here, forward +
+// backward); in float32 and below that this pass is (16 x 16: 45 + 90 ms against 145 + 80 ms bf16 and
+// 130 + 250 ms float32).
+bool fasterThanMatmul(const at::Tensor& x, const at::Tensor& weight) {
+  return x.scalar_type() != at::kBFloat16 || x.size(1) * weight.size(0) <= 32 * 32;
+}
+
+bool floatOrBf16(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
+}
+
+}  // namespace
+
+bool pointwiseConvolutionApplies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  static const bool cpuHasIt = cpu::hasAvx512();
+  return cpuHasIt && x.is_cpu() && x.dim() == 4 && weight.dim() == 4 && weight.size(2) == 1 &&
+         weight.size(3) == 1 && weight.size(1) == x.size(1) && x.size(1) <= kMaxChannels &&
+         weight.size(0) <= kMaxChannels && x.numel() > 0 && floatOrBf16(x) && floatOrBf16(weight) &&
+         (!bias.defined() || (floatOrBf16(bias) && bias.numel() == weight.size(0))) && !x.is_contiguous() &&
+         x.is_contiguous(at::MemoryFormat::ChannelsLast) && fasterThanMatmul(x, weight) && switchedOn();
+}
+
+at::Tensor pointwiseConvolution(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  TORCH_CHECK(pointwiseConvolutionApplies(x, weight, bias), "pointwiseConvolution: unsupported operands");
+  const bool training = c10::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad() ||
+                                                        (bias.defined() && bias.requires_grad()));
+  // Autograd's custom functions take defined tensors only: a missing bias is a zero one without gradient.
+  if (training)
+    return PointwiseConvolutionFunction::apply(
+        x, weight, bias.defined() ? bias : at::zeros({weight.size(0)}, weight.options()));
+  return forwardPass(x, PaddedWeights(weight, bias));
+}
+
+}  // namespace sapiens::detail
