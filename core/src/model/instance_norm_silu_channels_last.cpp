@@ -96,21 +96,36 @@ struct SampleConstants {
   const float *mean, *scale, *meanGradient = nullptr, *meanGradientZ = nullptr;
 };
 
+/// A group's per-channel mean and inverse standard deviation, in registers: z = (x - mean) inverseStd.
+template <int V>
+struct Normaliser {
+  __m512 mean[V], scale[V];
+
+  SAPIENS_AVX512 Normaliser(const ChannelGroup& g, const SampleConstants& k) {
+    for (int v = 0; v < V; ++v) {
+      mean[v] = g.perChannel(k.mean, v);
+      scale[v] = g.perChannel(k.scale, v);
+    }
+  }
+
+  template <typename T>
+  SAPIENS_AVX512 __m512 operator()(const T* p, int v, __mmask16 mask) const {
+    return _mm512_mul_ps(_mm512_sub_ps(load(p, mask), mean[v]), scale[v]);
+  }
+};
+
 /// Per-channel sums over a chunk of the backward pass's d (the gradient at the norm's output) and d z.
 template <int V, typename T>
 SAPIENS_AVX512 void sumGradientTerms(const T* x, const T* gy, int64_t begin, int64_t end, int64_t channels,
                                      const ChannelGroup& g, const SampleConstants& k, double* sumD,
                                      double* sumDz) {
-  __m512 mean[kVectors], scale[kVectors], a[kVectors], b[kVectors];
-  for (int v = 0; v < V; ++v) {
-    mean[v] = g.perChannel(k.mean, v);
-    scale[v] = g.perChannel(k.scale, v);
-    a[v] = b[v] = _mm512_setzero_ps();
-  }
+  const Normaliser<V> normalised(g, k);
+  __m512 a[kVectors], b[kVectors];
+  for (int v = 0; v < V; ++v) a[v] = b[v] = _mm512_setzero_ps();
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
-      const __m512 z = _mm512_mul_ps(_mm512_sub_ps(load(x + at + 16 * v, g.mask[v]), mean[v]), scale[v]);
+      const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
       const __m512 d = _mm512_maskz_mov_ps(g.mask[v], siluGradient(z, load(gy + at + 16 * v, g.mask[v])));
       a[v] = _mm512_add_ps(a[v], d);
       b[v] = _mm512_fmadd_ps(d, z, b[v]);
@@ -125,15 +140,11 @@ SAPIENS_AVX512 void sumGradientTerms(const T* x, const T* gy, int64_t begin, int
 template <int V, typename T>
 SAPIENS_AVX512 void activateChunk(const T* x, T* y, int64_t begin, int64_t end, int64_t channels,
                                   const ChannelGroup& g, const SampleConstants& k) {
-  __m512 mean[kVectors], scale[kVectors];
-  for (int v = 0; v < V; ++v) {
-    mean[v] = g.perChannel(k.mean, v);
-    scale[v] = g.perChannel(k.scale, v);
-  }
+  const Normaliser<V> normalised(g, k);
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
-      const __m512 z = _mm512_mul_ps(_mm512_sub_ps(load(x + at + 16 * v, g.mask[v]), mean[v]), scale[v]);
+      const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
       store(y + at + 16 * v, g.mask[v], _mm512_mul_ps(z, sigmoid(z)));
     }
   }
@@ -143,42 +154,25 @@ SAPIENS_AVX512 void activateChunk(const T* x, T* y, int64_t begin, int64_t end, 
 template <int V, typename T>
 SAPIENS_AVX512 void gradientChunk(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
                                   int64_t channels, const ChannelGroup& g, const SampleConstants& k) {
-  __m512 mean[kVectors], scale[kVectors], meanD[kVectors], meanDz[kVectors];
+  const Normaliser<V> normalised(g, k);
+  __m512 meanD[kVectors], meanDz[kVectors];
   for (int v = 0; v < V; ++v) {
-    mean[v] = g.perChannel(k.mean, v);
-    scale[v] = g.perChannel(k.scale, v);
     meanD[v] = g.perChannel(k.meanGradient, v);
     meanDz[v] = g.perChannel(k.meanGradientZ, v);
   }
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
-      const __m512 z = _mm512_mul_ps(_mm512_sub_ps(load(x + at + 16 * v, g.mask[v]), mean[v]), scale[v]);
+      const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
       const __m512 d = siluGradient(z, load(gy + at + 16 * v, g.mask[v]));
       store(gx + at + 16 * v, g.mask[v],
-            _mm512_mul_ps(scale[v], _mm512_fnmadd_ps(z, meanDz[v], _mm512_sub_ps(d, meanD[v]))));
+            _mm512_mul_ps(normalised.scale[v], _mm512_fnmadd_ps(z, meanDz[v], _mm512_sub_ps(d, meanD[v]))));
     }
   }
 }
 
-/// Calls `f` with std::integral_constant<int, V>, V the group's vectors with lanes: the kernels compute
-/// those alone (a 16-channel head would otherwise take the sigmoid of three empty vectors per pixel).
-template <typename F>
-void withVectors(const ChannelGroup& g, const F& f) {
-  switch (g.vectors) {
-    case 1:
-      return f(std::integral_constant<int, 1>());
-    case 2:
-      return f(std::integral_constant<int, 2>());
-    case 3:
-      return f(std::integral_constant<int, 3>());
-    default:
-      return f(std::integral_constant<int, kVectors>());
-  }
-}
-
 /// Runs `chunk(task, sample, begin, end, group, vectors)` over every sample's pixels, in chunks and groups of
-/// channels, in parallel over blocks of pixels (`vectors` from withVectors).
+/// channels, in parallel over blocks of pixels (`vectors`: withVectorCount's constant).
 template <typename Chunk>
 void forEachChunk(const Extent& e, const Chunk& chunk) {
   const int64_t blocks = e.blocks();
@@ -190,7 +184,10 @@ void forEachChunk(const Extent& e, const Chunk& chunk) {
         const int64_t stop = std::min(last, start + kPixelsPerChunk);
         for (int64_t c = 0; c < e.channels; c += kGroupChannels) {
           const ChannelGroup g(c, e.channels);
-          withVectors(g, [&](auto vectors) { chunk(task, sample, start, stop, g, vectors); });
+          // Only the group's vectors with lanes: a 16-channel head would otherwise take the sigmoid of three
+          // empty vectors per pixel.
+          withVectorCount<kVectors>(g.vectors,
+                                    [&](auto vectors) { chunk(task, sample, start, stop, g, vectors); });
         }
       }
     }

@@ -121,29 +121,6 @@ SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin
   }
 }
 
-/// Calls `f` with std::integral_constant<int, V> for V = vectors (1 .. kMaxVectors).
-template <typename F>
-void withVectorCount(int vectors, const F& f) {
-  switch (vectors) {
-    case 1:
-      return f(std::integral_constant<int, 1>());
-    case 2:
-      return f(std::integral_constant<int, 2>());
-    case 3:
-      return f(std::integral_constant<int, 3>());
-    case 4:
-      return f(std::integral_constant<int, 4>());
-    case 5:
-      return f(std::integral_constant<int, 5>());
-    case 6:
-      return f(std::integral_constant<int, 6>());
-    case 7:
-      return f(std::integral_constant<int, 7>());
-    default:
-      return f(std::integral_constant<int, kMaxVectors>());
-  }
-}
-
 /// Runs `block(task, begin, end)` over the pixels in blocks, in parallel.
 template <typename Block>
 void forEachBlock(int64_t pixels, const Block& block) {
@@ -164,7 +141,7 @@ at::Tensor forwardPass(const at::Tensor& x, const PaddedWeights& w) {
   forEachDtype(x, [&](auto* in) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
     T* out = y.data_ptr<T>();
-    withVectorCount(vectorsFor(w.outputs), [&](auto vectors) {
+    withVectorCount<kMaxVectors>(vectorsFor(w.outputs), [&](auto vectors) {
       forEachBlock(pixelsOf(x), [&](int64_t, int64_t begin, int64_t end) {
         forwardPixels<decltype(vectors)::value>(in, out, begin, end, w);
       });
@@ -186,7 +163,7 @@ Gradients backwardPass(const at::Tensor& x, const at::Tensor& gradOutput, const 
     using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
     const T* g = gy.data_ptr<T>();
     T* out = gx.data_ptr<T>();
-    withVectorCount(vectorsFor(w.inputs), [&](auto vectors) {
+    withVectorCount<kMaxVectors>(vectorsFor(w.inputs), [&](auto vectors) {
       forEachBlock(pixels, [&](int64_t task, int64_t begin, int64_t end) {
         GradientSums& s = sums[static_cast<std::size_t>(task)];
         s.weights.assign(static_cast<std::size_t>(w.outputs * w.inputStride), 0.0f);

@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #define SAPIENS_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 #define SAPIENS_AVX512_BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma")))
@@ -31,6 +32,16 @@ SAPIENS_AVX512_BF16 inline void storeBf16(std::uint16_t* p, __mmask16 mask, __m5
 SAPIENS_AVX512_BF16 inline __m512 roundedToBf16(__m512 x) {
   const __m256i bits = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x));
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+/// Calls f(std::integral_constant<int, V>()) with V = `vectors` clamped to 1 .. Max: kernels that keep V
+/// vectors in registers get the count at compile time.
+template <int Max, typename F>
+void withVectorCount(int vectors, const F& f) {
+  if constexpr (Max > 1) {
+    if (vectors < Max) return withVectorCount<Max - 1>(vectors, f);
+  }
+  f(std::integral_constant<int, Max>());
 }
 
 }  // namespace sapiens::detail
