@@ -14,7 +14,8 @@ bool oneDnnDeconvolutionApplies(const at::Tensor& x, const at::Tensor& weight);
 
 /// ConvTranspose2d(stride 2, `padding`, `outputPadding`, no bias) of x, differentiable with respect to x
 /// and weight. Computed in bf16 where x or weight is bf16 or CPU autocast to bf16 is on, and oneDNN runs
-/// bf16 natively (float32 otherwise); the result is bf16 when computed in bf16, gradients come back in
+/// bf16 natively (float32 otherwise); the result is bf16 when computed in bf16, and channels-last (NHWC in
+/// memory: the kernels read and write that layout, an NCHW x is converted first); gradients come back in
 /// their inputs' dtypes (a float32 weight's gradient is summed in float32). Returns an undefined tensor
 /// when oneDNN offers only its reference kernel for the shapes.
 at::Tensor oneDnnDeconvolution(const at::Tensor& x, const at::Tensor& weight, int64_t padding,
