@@ -37,6 +37,17 @@ QString gradientMismatch(const std::vector<at::Tensor>& got, const std::vector<a
   return {};
 }
 
+// The memory layouts the heads' passes take: NCHW, and channels-last as oneDNN's deconvolutions leave it.
+at::MemoryFormat layout(bool channelsLast) {
+  return channelsLast ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+}
+
+void addLayoutRows() {
+  QTest::addColumn<bool>("channelsLast");
+  QTest::newRow("NCHW") << false;
+  QTest::newRow("channels-last") << true;
+}
+
 }  // namespace
 
 class TestHeadLayers : public QObject {
@@ -224,14 +235,14 @@ class TestHeadLayers : public QObject {
     QFETCH(int, width);
     QFETCH(double, offset);
     QFETCH(bool, channelsLast);
-    const auto layout = channelsLast ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-    const at::Tensor x =
-        (at::randn({2, channels, height, width}) * 3 + offset).contiguous(layout).requires_grad_(true);
+    const at::Tensor x = (at::randn({2, channels, height, width}) * 3 + offset)
+                             .contiguous(layout(channelsLast))
+                             .requires_grad_(true);
     if (!sapiens::detail::instanceNormSiluApplies(x))
       QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     const at::Tensor reference = at::silu(sapiens::detail::instanceNorm(x));
     const at::Tensor ours = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
-    QVERIFY(ours.is_contiguous(layout));
+    QVERIFY(ours.is_contiguous(layout(channelsLast)));
     QVERIFY2(at::allclose(ours, reference, 1e-5, 1e-5),
              qPrintable(QString::number(largestDifference(ours, reference))));
     const at::Tensor upstream = at::randn_like(reference);
@@ -243,20 +254,13 @@ class TestHeadLayers : public QObject {
         qPrintable(QString("difference %1 of %2").arg(largestDifference(got[0], expected[0])).arg(scale)));
   }
 
-  void instanceNormSiluInBf16RoundsOnce_data() {
-    QTest::addColumn<bool>("channelsLast");
-    QTest::newRow("NCHW") << false;
-    QTest::newRow("channels-last") << true;
-  }
+  void instanceNormSiluInBf16RoundsOnce_data() { addLayoutRows(); }
 
   void instanceNormSiluInBf16RoundsOnce() {
     QFETCH(bool, channelsLast);
     at::manual_seed(3);
     const at::Tensor x =
-        at::randn({1, 20, 20, 30})
-            .to(at::kBFloat16)
-            .contiguous(channelsLast ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous)
-            .requires_grad_(true);
+        at::randn({1, 20, 20, 30}).to(at::kBFloat16).contiguous(layout(channelsLast)).requires_grad_(true);
     if (!sapiens::detail::instanceNormSiluApplies(x))
       QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     const at::Tensor xFloat = x.detach().to(at::kFloat).requires_grad_(true);
@@ -275,11 +279,7 @@ class TestHeadLayers : public QObject {
             0.02 * expected[0].abs().max().item<double>());
   }
 
-  void instanceNormSiluKeepsNonFiniteInItsPlane_data() {
-    QTest::addColumn<bool>("channelsLast");
-    QTest::newRow("NCHW") << false;
-    QTest::newRow("channels-last") << true;
-  }
+  void instanceNormSiluKeepsNonFiniteInItsPlane_data() { addLayoutRows(); }
 
   // A diverged layer must not look fine: a NaN or an infinity spoils its own plane, and only that one.
   void instanceNormSiluKeepsNonFiniteInItsPlane() {
@@ -289,7 +289,7 @@ class TestHeadLayers : public QObject {
       QSKIP("the fused pass is off here (no AVX-512, or SAPIENS_FUSED_INSTANCE_NORM=0)");
     x[0][0][2][3] = std::numeric_limits<float>::quiet_NaN();
     x[0][1][0][0] = std::numeric_limits<float>::infinity();
-    if (channelsLast) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    x = x.contiguous(layout(channelsLast));
     const at::Tensor y = sapiens::detail::instanceNormSilu(x, sapiens::detail::kInstanceNormEps);
     QVERIFY(at::isnan(y[0][0]).all().item<bool>());
     QVERIFY(!at::isfinite(y[0][1]).any().item<bool>());

@@ -1,5 +1,6 @@
 #include "instance_norm_silu.h"
 
+#include "channels_last.h"
 #include "instance_norm_silu_channels_last.h"
 #include "kernel_switch.h"
 #include "norm_silu_lanes.h"
@@ -124,23 +125,18 @@ at::Tensor planarBackward(const at::Tensor& x, const at::Tensor& stats, const at
   return gx;
 }
 
-// Whether x is laid out NHWC in memory (and not also NCHW, as a 1x1 picture or a single channel is).
-bool channelsLast(const at::Tensor& x) {
-  return !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast);
-}
-
 // x as the passes read it: channels-last as it is, anything else made NCHW-contiguous.
 at::Tensor inPassLayout(const at::Tensor& x) {
-  return channelsLast(x) ? x : x.contiguous();
+  return isChannelsLastOnly(x) ? x : x.contiguous();
 }
 
 at::Tensor forwardPass(const at::Tensor& x, double eps, at::Tensor& stats) {
-  return channelsLast(x) ? channelsLastNormSiluForward(x, eps, stats) : planarForward(x, eps, stats);
+  return isChannelsLastOnly(x) ? channelsLastNormSiluForward(x, eps, stats) : planarForward(x, eps, stats);
 }
 
 at::Tensor backwardPass(const at::Tensor& x, const at::Tensor& stats, const at::Tensor& gradOutput) {
-  return channelsLast(x) ? channelsLastNormSiluBackward(x, stats, gradOutput)
-                         : planarBackward(x, stats, gradOutput);
+  return isChannelsLastOnly(x) ? channelsLastNormSiluBackward(x, stats, gradOutput)
+                               : planarBackward(x, stats, gradOutput);
 }
 
 struct InstanceNormSiluFunction : torch::autograd::Function<InstanceNormSiluFunction> {

@@ -1,5 +1,6 @@
 #include "layers.h"
 
+#include "channels_last.h"
 #include "instance_norm_silu.h"
 #include "norm_rope_bf16.h"
 #include "onednn_deconvolution.h"
@@ -37,8 +38,7 @@ bool isPixelwiseProduct(const at::Tensor& x, const at::Tensor& weight, at::IntAr
     return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 0; });
   };
   return x.is_cpu() && x.dim() == 4 && weight.dim() == 4 && weight.size(2) == 1 && weight.size(3) == 1 &&
-         ones(stride) && zeros(padding) && !x.is_contiguous() &&
-         x.is_contiguous(at::MemoryFormat::ChannelsLast);
+         ones(stride) && zeros(padding) && isChannelsLastOnly(x);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "pointwise_convolution.h"
 
+#include "channels_last.h"
 #include "kernel_switch.h"
 #include "norm_silu_lanes.h"
 
@@ -227,8 +228,8 @@ bool pointwiseConvolutionApplies(const at::Tensor& x, const at::Tensor& weight, 
   return cpuHasIt && x.is_cpu() && x.dim() == 4 && weight.dim() == 4 && weight.size(2) == 1 &&
          weight.size(3) == 1 && weight.size(1) == x.size(1) && x.size(1) <= kMaxChannels &&
          weight.size(0) <= kMaxChannels && x.numel() > 0 && floatOrBf16(x) && floatOrBf16(weight) &&
-         (!bias.defined() || (floatOrBf16(bias) && bias.numel() == weight.size(0))) && !x.is_contiguous() &&
-         x.is_contiguous(at::MemoryFormat::ChannelsLast) && fasterThanMatmul(x, weight) && switchedOn();
+         (!bias.defined() || (floatOrBf16(bias) && bias.numel() == weight.size(0))) &&
+         isChannelsLastOnly(x) && fasterThanMatmul(x, weight) && switchedOn();
 }
 
 at::Tensor pointwiseConvolution(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
