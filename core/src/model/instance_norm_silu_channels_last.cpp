@@ -80,6 +80,7 @@ SAPIENS_AVX512 void sumShiftedSquares(const T* x, int64_t begin, int64_t end, in
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const T* row = x + pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
+      prefetchAhead(row + 16 * v);
       const __m512 d = _mm512_maskz_sub_ps(g.mask[v], load(row + 16 * v, g.mask[v]), offset[v]);
       s[v] = _mm512_add_ps(s[v], d);
       q[v] = _mm512_fmadd_ps(d, d, q[v]);
@@ -125,6 +126,8 @@ SAPIENS_AVX512 void sumGradientTerms(const T* x, const T* gy, int64_t begin, int
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
+      prefetchAhead(x + at + 16 * v);
+      prefetchAhead(gy + at + 16 * v);
       const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
       const __m512 d = _mm512_maskz_mov_ps(g.mask[v], siluGradient(z, load(gy + at + 16 * v, g.mask[v])));
       a[v] = _mm512_add_ps(a[v], d);
@@ -144,6 +147,8 @@ SAPIENS_AVX512 void activateChunk(const T* x, T* y, int64_t begin, int64_t end, 
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
+      prefetchAhead(x + at + 16 * v);
+      prefetchAheadForWrite(y + at + 16 * v);
       const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
       store(y + at + 16 * v, g.mask[v], _mm512_mul_ps(z, sigmoid(z)));
     }
@@ -163,6 +168,9 @@ SAPIENS_AVX512 void gradientChunk(const T* x, const T* gy, T* gx, int64_t begin,
   for (int64_t pixel = begin; pixel < end; ++pixel) {
     const int64_t at = pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
+      prefetchAhead(x + at + 16 * v);
+      prefetchAhead(gy + at + 16 * v);
+      prefetchAheadForWrite(gx + at + 16 * v);
       const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
       const __m512 d = siluGradient(z, load(gy + at + 16 * v, g.mask[v]));
       store(gx + at + 16 * v, g.mask[v],

@@ -68,21 +68,45 @@ SAPIENS_AVX512 inline __m512 broadcast(const c10::BFloat16* p) {
   return _mm512_set1_ps(static_cast<float>(*p));
 }
 
+// Pixels a kernel takes at once so that its products form independent chains (one pixel's 16 products into
+// one vector wait on each other: 4 cycles each), while its vectors still fit the 32 registers.
+constexpr int pixelsAtOnce(int vectors) {
+  return vectors <= 2 ? 4 : vectors <= 4 ? 2 : 1;
+}
+
+// y = W x + b for P pixels from `pixel`; OV output vectors.
+template <int OV, int P, typename T>
+SAPIENS_AVX512 void forwardPixelBlock(const T* x, T* y, int64_t pixel, const PaddedWeights& w) {
+  const int64_t inputs = w.inputs, outputs = w.outputs;
+  __m512 acc[P][OV];
+  for (int p = 0; p < P; ++p) {
+    for (int64_t c = 0; c < inputs; c += 16) prefetchAhead(x + (pixel + p) * inputs + c);
+    for (int v = 0; v < OV; ++v) acc[p][v] = _mm512_loadu_ps(w.bias.data() + 16 * v);
+  }
+  for (int64_t c = 0; c < inputs; ++c) {
+    __m512 value[P];
+    for (int p = 0; p < P; ++p) value[p] = broadcast(x + (pixel + p) * inputs + c);
+    const float* weights = w.byInput.data() + c * w.outputStride;
+    for (int v = 0; v < OV; ++v) {
+      const __m512 column = _mm512_loadu_ps(weights + 16 * v);
+      for (int p = 0; p < P; ++p) acc[p][v] = _mm512_fmadd_ps(column, value[p], acc[p][v]);
+    }
+  }
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < OV; ++v) {
+      T* out = y + (pixel + p) * outputs + 16 * v;
+      prefetchAheadForWrite(out);
+      store(out, tailMask16(outputs - 16 * v), acc[p][v]);
+    }
+}
+
 // y = W x + b for pixels [begin, end); OV output vectors.
 template <int OV, typename T>
 SAPIENS_AVX512 void forwardPixels(const T* x, T* y, int64_t begin, int64_t end, const PaddedWeights& w) {
-  const int64_t inputs = w.inputs, outputs = w.outputs;
-  for (int64_t pixel = begin; pixel < end; ++pixel) {
-    __m512 acc[OV];
-    for (int v = 0; v < OV; ++v) acc[v] = _mm512_loadu_ps(w.bias.data() + 16 * v);
-    const T* row = x + pixel * inputs;
-    for (int64_t c = 0; c < inputs; ++c) {
-      const __m512 value = broadcast(row + c);
-      const float* weights = w.byInput.data() + c * w.outputStride;
-      for (int v = 0; v < OV; ++v) acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(weights + 16 * v), value, acc[v]);
-    }
-    for (int v = 0; v < OV; ++v) store(y + pixel * outputs + 16 * v, tailMask16(outputs - 16 * v), acc[v]);
-  }
+  constexpr int P = pixelsAtOnce(OV);
+  int64_t pixel = begin;
+  for (; pixel + P <= end; pixel += P) forwardPixelBlock<OV, P>(x, y, pixel, w);
+  for (; pixel < end; ++pixel) forwardPixelBlock<OV, 1>(x, y, pixel, w);
 }
 
 /// One task's sums for the weights' and the bias's gradients: (O x C padded) and (O padded) floats.
@@ -90,36 +114,59 @@ struct GradientSums {
   std::vector<float> weights, bias;
 };
 
-// gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors.
-template <int CV, typename T>
-SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
-                                   const PaddedWeights& w, GradientSums& sums) {
+// gx = W^T gy, and the sums of gy x^T and gy, for P pixels from `pixel` (added in pixel order); CV input
+// vectors.
+template <int CV, int P, typename T>
+SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t pixel, const PaddedWeights& w,
+                                       GradientSums& sums) {
   const int64_t inputs = w.inputs, outputs = w.outputs;
-  for (int64_t pixel = begin; pixel < end; ++pixel) {
-    __m512 row[CV], gradient[CV];
+  __m512 row[P][CV], gradient[P][CV];
+  for (int p = 0; p < P; ++p) {
+    for (int64_t o = 0; o < outputs; o += 16) prefetchAhead(gy + (pixel + p) * outputs + o);
     for (int v = 0; v < CV; ++v) {
-      row[v] = load(x + pixel * inputs + 16 * v, tailMask16(inputs - 16 * v));
-      gradient[v] = _mm512_setzero_ps();
+      const T* in = x + (pixel + p) * inputs + 16 * v;
+      prefetchAhead(in);
+      row[p][v] = load(in, tailMask16(inputs - 16 * v));
+      gradient[p][v] = _mm512_setzero_ps();
     }
-    const T* g = gy + pixel * outputs;
-    for (int64_t o = 0; o < outputs; ++o) {
-      const __m512 go = broadcast(g + o);
-      const float* weights = w.byOutput.data() + o * w.inputStride;
-      float* weightSums = sums.weights.data() + o * w.inputStride;
-      for (int v = 0; v < CV; ++v) {
-        gradient[v] = _mm512_fmadd_ps(_mm512_loadu_ps(weights + 16 * v), go, gradient[v]);
-        _mm512_storeu_ps(weightSums + 16 * v,
-                         _mm512_fmadd_ps(row[v], go, _mm512_loadu_ps(weightSums + 16 * v)));
+  }
+  for (int64_t o = 0; o < outputs; ++o) {
+    __m512 go[P];
+    for (int p = 0; p < P; ++p) go[p] = broadcast(gy + (pixel + p) * outputs + o);
+    const float* weights = w.byOutput.data() + o * w.inputStride;
+    float* weightSums = sums.weights.data() + o * w.inputStride;
+    for (int v = 0; v < CV; ++v) {
+      const __m512 column = _mm512_loadu_ps(weights + 16 * v);
+      __m512 sum = _mm512_loadu_ps(weightSums + 16 * v);
+      for (int p = 0; p < P; ++p) {
+        gradient[p][v] = _mm512_fmadd_ps(column, go[p], gradient[p][v]);
+        sum = _mm512_fmadd_ps(row[p][v], go[p], sum);
       }
+      _mm512_storeu_ps(weightSums + 16 * v, sum);
     }
-    for (int v = 0; v < CV; ++v)
-      store(gx + pixel * inputs + 16 * v, tailMask16(inputs - 16 * v), gradient[v]);
+  }
+  for (int p = 0; p < P; ++p) {
+    for (int v = 0; v < CV; ++v) {
+      T* out = gx + (pixel + p) * inputs + 16 * v;
+      prefetchAheadForWrite(out);
+      store(out, tailMask16(inputs - 16 * v), gradient[p][v]);
+    }
     for (int64_t v = 0; v < w.outputStride / 16; ++v) {
-      const __m512 go = load(g + 16 * v, tailMask16(outputs - 16 * v));
+      const __m512 go = load(gy + (pixel + p) * outputs + 16 * v, tailMask16(outputs - 16 * v));
       _mm512_storeu_ps(sums.bias.data() + 16 * v,
                        _mm512_add_ps(go, _mm512_loadu_ps(sums.bias.data() + 16 * v)));
     }
   }
+}
+
+// gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors.
+template <int CV, typename T>
+SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
+                                   const PaddedWeights& w, GradientSums& sums) {
+  constexpr int P = pixelsAtOnce(CV);
+  int64_t pixel = begin;
+  for (; pixel + P <= end; pixel += P) backwardPixelBlock<CV, P>(x, gy, gx, pixel, w, sums);
+  for (; pixel < end; ++pixel) backwardPixelBlock<CV, 1>(x, gy, gx, pixel, w, sums);
 }
 
 /// Runs `block(task, begin, end)` over the pixels in blocks, in parallel.

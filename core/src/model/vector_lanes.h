@@ -34,6 +34,23 @@ SAPIENS_AVX512_BF16 inline __m512 roundedToBf16(__m512 x) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
 }
 
+/// How far ahead the streaming kernels ask for their input: on the cloud machines measured (Emerald
+/// Rapids guests) the hardware prefetcher leaves a loop that walks a large tensor once waiting on memory,
+/// and asking for the line 16 KB ahead made such passes 2-3x faster.
+inline constexpr std::int64_t kPrefetchBytes = 16384;
+
+/// Asks for the cache line kPrefetchBytes past `p` (a hint: no fault past the end of the data).
+inline void prefetchAhead(const void* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + kPrefetchBytes),
+               _MM_HINT_T0);
+}
+
+/// The same for a line about to be written (prefetchw: no second trip to take ownership).
+inline void prefetchAheadForWrite(const void* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + kPrefetchBytes),
+               _MM_HINT_ET0);
+}
+
 /// Calls f(std::integral_constant<int, V>()) with V = `vectors` clamped to 1 .. Max: kernels that keep V
 /// vectors in registers get the count at compile time.
 template <int Max, typename F>
