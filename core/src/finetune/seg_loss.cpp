@@ -18,6 +18,32 @@ namespace {
 constexpr double kDiceSmooth = 1e-3;
 constexpr std::int64_t kBlock = 512;  // pixels per block: C x kBlock floats of exponentials stay in L2
 
+// Asks for the block after the one at `row` (one class's plane, `left` elements from there on): the
+// hardware prefetcher of the machines measured does not follow 29 planes at once, and the passes waited on
+// memory (see prefetchAhead in model/vector_lanes.h).
+void prefetchNextBlock(const float* row, std::int64_t left, bool forWrite) {
+  const std::int64_t end = std::min(2 * kBlock, left);
+  for (std::int64_t j = kBlock; j < end; j += 16) {
+    if (forWrite)
+      __builtin_prefetch(row + j, 1);
+    else
+      __builtin_prefetch(row + j, 0);
+  }
+}
+
+// Sum of known[j] x[j]^2 over j < n, in 16 independent partial sums: one running float would make every
+// term wait on the one before (the compiler may not reorder float additions).
+float knownSquares(const float* x, const float* known, std::int64_t n) {
+  float lanes[16] = {};
+  std::int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    for (int l = 0; l < 16; ++l) lanes[l] += known[j + l] * x[j + l] * x[j + l];
+  for (; j < n; ++j) lanes[0] += known[j] * x[j] * x[j];
+  float total = 0;
+  for (float lane : lanes) total += lane;
+  return total;
+}
+
 // One sample's pixels [begin, end) of (C, HW) logits as softmax probabilities, a block at a time.
 struct PixelBlock {
   std::int64_t classes = 0, pixels = 0, begin = 0, count = 0;
@@ -37,6 +63,7 @@ struct PixelBlock {
     std::fill_n(shift.begin(), n, -INFINITY);
     for (std::int64_t c = 0; c < classes; ++c) {
       const float* z = logits + c * hw + first;
+      prefetchNextBlock(z, hw - first, /*forWrite=*/false);
       for (std::int64_t j = 0; j < n; ++j) shift[j] = std::max(shift[j], z[j]);
     }
     std::fill_n(sum.begin(), n, 0.0f);
@@ -137,15 +164,10 @@ at::Tensor blockSums(const Prepared& p) {
         nll += t.weight * (block.shift[j] + block.logSum[j] - z[t.target * p.hw + block.begin + j]);
     }
     s[0] = nll;
-    for (std::int64_t c = 1; c < p.classes; ++c) {
-      const float* pc = block.probability.data() + c * kBlock;
-      float squares = 0;
-      for (std::int64_t j = 0; j < block.count; ++j) {
-        const float known = labels[j] != kIgnoreLabel ? 1.0f : 0.0f;
-        squares += known * pc[j] * pc[j];
-      }
-      s[1 + kSumsPerClass * c + 1] = squares;
-    }
+    float known[kBlock];
+    for (std::int64_t j = 0; j < block.count; ++j) known[j] = labels[j] != kIgnoreLabel ? 1.0f : 0.0f;
+    for (std::int64_t c = 1; c < p.classes; ++c)
+      s[1 + kSumsPerClass * c + 1] = knownSquares(block.probability.data() + c * kBlock, known, block.count);
     for (std::int64_t j = 0; j < block.count; ++j) {
       const std::int64_t label = labels[j];
       if (label == kIgnoreLabel || label == 0) continue;
@@ -245,6 +267,7 @@ at::Tensor gradient(const Prepared& p, const at::Tensor& coefficients, double up
     for (std::int64_t c = 0; c < p.classes; ++c) {
       const float* pc = block.probability.data() + c * kBlock;
       float* g = out + (b * p.classes + c) * p.hw + block.begin;
+      prefetchNextBlock(g, p.hw - block.begin, /*forWrite=*/true);
       const float bc = beta[c];
       for (std::int64_t j = 0; j < block.count; ++j) {
         const float q = -known[j] * bc * pc[j];
