@@ -168,7 +168,9 @@ at::Tensor TaughtBranchTraining::forward(const at::Tensor& featmap, const at::Te
   const at::Tensor taughtOutputs =
       conv2dSummingInFloat(body, copy_.at(last + ".weight").index_select(0, index),
                            copy_.at(last + ".bias").index_select(0, index), {1, 1}, {0, 0});
-  return untaught.detach().to(taughtOutputs.dtype()).index_copy(1, index, taughtOutputs);
+  // In the untaught outputs' dtype (float32): under bf16 mixed precision, casting them to the branch's
+  // bf16 and the loss casting back cost two full passes over every class's plane each way.
+  return untaught.detach().index_copy(1, index, taughtOutputs.to(untaught.scalar_type()));
 }
 
 const TaughtBranchHead& TaughtBranchTraining::widened() {

@@ -53,7 +53,7 @@ class TaughtBranchTraining {
   /// The starting head's output on `featmap`, without gradients.
   at::Tensor startingOutputs(const at::Tensor& featmap) const;
   /// The two-branch head's output: `untaught` (the starting head's output on these features) with the
-  /// taught outputs computed by the copy.
+  /// taught outputs computed by the copy, in untaught's dtype.
   at::Tensor forward(const at::Tensor& featmap, const at::Tensor& untaught) const;
   /// Call after the copy's tensors changed, before widened().
   void copyChanged() { widenedCurrent_ = false; }
