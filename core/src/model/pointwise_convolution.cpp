@@ -60,12 +60,16 @@ struct PaddedWeights {
   }
 };
 
-SAPIENS_AVX512 inline __m512 broadcast(const float* p) {
-  return _mm512_set1_ps(*p);
-}
-
-SAPIENS_AVX512 inline __m512 broadcast(const c10::BFloat16* p) {
-  return _mm512_set1_ps(static_cast<float>(*p));
+// A row of n values (one pixel's channels) as float32, in `widened` (whole vectors) for bf16: the kernels
+// broadcast its values one at a time, and widening a lone bf16 value takes several instructions.
+template <typename T>
+SAPIENS_AVX512 inline const float* rowInFloat(const T* row, int64_t n, float* widened) {
+  if constexpr (std::is_same_v<T, float>) {
+    return row;
+  } else {
+    for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(widened + i, load(row + i, tailMask16(n - i)));
+    return widened;
+  }
 }
 
 // Pixels a kernel takes at once so that its products form independent chains (one pixel's 16 products into
@@ -83,9 +87,12 @@ SAPIENS_AVX512 void forwardPixelBlock(const T* x, T* y, int64_t pixel, const Pad
     for (int64_t c = 0; c < inputs; c += 16) prefetchAhead(x + (pixel + p) * inputs + c);
     for (int v = 0; v < OV; ++v) acc[p][v] = _mm512_loadu_ps(w.bias.data() + 16 * v);
   }
+  alignas(64) float widened[P][kMaxChannels];
+  const float* in[P];
+  for (int p = 0; p < P; ++p) in[p] = rowInFloat(x + (pixel + p) * inputs, inputs, widened[p]);
   for (int64_t c = 0; c < inputs; ++c) {
     __m512 value[P];
-    for (int p = 0; p < P; ++p) value[p] = broadcast(x + (pixel + p) * inputs + c);
+    for (int p = 0; p < P; ++p) value[p] = _mm512_set1_ps(in[p][c]);
     const float* weights = w.byInput.data() + c * w.outputStride;
     for (int v = 0; v < OV; ++v) {
       const __m512 column = _mm512_loadu_ps(weights + 16 * v);
@@ -130,9 +137,12 @@ SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t p
       gradient[p][v] = _mm512_setzero_ps();
     }
   }
+  alignas(64) float widened[P][kMaxChannels];
+  const float* g[P];
+  for (int p = 0; p < P; ++p) g[p] = rowInFloat(gy + (pixel + p) * outputs, outputs, widened[p]);
   for (int64_t o = 0; o < outputs; ++o) {
     __m512 go[P];
-    for (int p = 0; p < P; ++p) go[p] = broadcast(gy + (pixel + p) * outputs + o);
+    for (int p = 0; p < P; ++p) go[p] = _mm512_set1_ps(g[p][o]);
     const float* weights = w.byOutput.data() + o * w.inputStride;
     float* weightSums = sums.weights.data() + o * w.inputStride;
     for (int v = 0; v < CV; ++v) {
