@@ -161,7 +161,7 @@ at::Tensor TaughtBranchTraining::startingOutputs(const at::Tensor& featmap) cons
   return outputs.get(outputName());
 }
 
-at::Tensor TaughtBranchTraining::forward(const at::Tensor& featmap, const at::Tensor& untaught) const {
+at::Tensor TaughtBranchTraining::forward(const at::Tensor& featmap, at::Tensor untaught) const {
   const at::Tensor body = runDeconvConvBody(ParameterAccess(copy_, kHeadPrefix), head_, featmap);
   const std::string last = lastLayer(task_);
   const at::Tensor index = taughtIndex_.to(body.device());
@@ -170,7 +170,12 @@ at::Tensor TaughtBranchTraining::forward(const at::Tensor& featmap, const at::Te
                            copy_.at(last + ".bias").index_select(0, index), {1, 1}, {0, 0});
   // In the untaught outputs' dtype (float32): under bf16 mixed precision, casting them to the branch's
   // bf16 and the loss casting back cost two full passes over every class's plane each way.
-  return untaught.detach().index_copy(1, index, taughtOutputs.to(untaught.scalar_type()));
+  const at::Tensor taught = taughtOutputs.to(untaught.scalar_type());
+  // A tensor nobody else holds (the batch stacked for this call) takes the taught outputs in place: the
+  // copy would be another pass over every plane.
+  const bool handedOver = untaught.use_count() == 1 && untaught.storage().use_count() == 1;
+  if (handedOver && !untaught.requires_grad()) return untaught.index_copy_(1, index, taught);
+  return untaught.detach().index_copy(1, index, taught);
 }
 
 const TaughtBranchHead& TaughtBranchTraining::widened() {

@@ -53,8 +53,9 @@ class TaughtBranchTraining {
   /// The starting head's output on `featmap`, without gradients.
   at::Tensor startingOutputs(const at::Tensor& featmap) const;
   /// The two-branch head's output: `untaught` (the starting head's output on these features) with the
-  /// taught outputs computed by the copy, in untaught's dtype.
-  at::Tensor forward(const at::Tensor& featmap, const at::Tensor& untaught) const;
+  /// taught outputs computed by the copy, in untaught's dtype. When the caller hands over the only
+  /// reference to `untaught` (a temporary), its memory holds the result.
+  at::Tensor forward(const at::Tensor& featmap, at::Tensor untaught) const;
   /// Call after the copy's tensors changed, before widened().
   void copyChanged() { widenedCurrent_ = false; }
   const TaughtBranchHead& widened();
