@@ -112,6 +112,11 @@ class TestTaughtBranch : public QObject {
     training.copyChanged();
     const at::Tensor moved = training.forward(features, startingOutputs);
     QVERIFY(moved.requires_grad());  // what trains is the copy
+    // Starting outputs handed over (a temporary, as the trainer's stacked batch) hold the result in place:
+    // the same values, and a differentiable result.
+    const at::Tensor handedOver = training.forward(features, startingOutputs.clone());
+    QVERIFY(handedOver.requires_grad());
+    QVERIFY(at::equal(handedOver.detach(), moved.detach()));
     Model branched = loadFp32(task.toStdString());
     branched.setHead(training.widened().head, training.widened().tensors, "widened");
     const at::Tensor widenedOutputs = branched.forwardHead(features).get(training.outputName());
