@@ -60,17 +60,30 @@ struct PaddedWeights {
   }
 };
 
-// A row of n values (one pixel's channels) as float32, in `widened` (whole vectors) for bf16: the kernels
-// broadcast its values one at a time, and widening a lone bf16 value takes several instructions.
-template <typename T>
-SAPIENS_AVX512 inline const float* rowInFloat(const T* row, int64_t n, float* widened) {
-  if constexpr (std::is_same_v<T, float>) {
-    return row;
-  } else {
-    for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(widened + i, load(row + i, tailMask16(n - i)));
-    return widened;
+// P consecutive pixels' rows of n values (their channels) as float32, their lines asked for ahead: read in
+// place for float32, widened once for bf16 (the kernels broadcast the values one at a time, and widening a
+// lone bf16 value takes several instructions).
+template <int P>
+struct RowsInFloat {
+  alignas(64) float widened[P][kMaxChannels];
+  const float* row[P];
+
+  template <typename T>
+  SAPIENS_AVX512 RowsInFloat(const T* first, int64_t n) {
+    for (int p = 0; p < P; ++p) {
+      const T* in = first + p * n;
+      for (int64_t i = 0; i < n; i += 16) prefetchAhead(in + i);
+      if constexpr (std::is_same_v<T, float>) {
+        row[p] = in;
+      } else {
+        for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(widened[p] + i, load(in + i, tailMask16(n - i)));
+        row[p] = widened[p];
+      }
+    }
   }
-}
+
+  SAPIENS_AVX512 __m512 broadcast(int p, int64_t i) const { return _mm512_set1_ps(row[p][i]); }
+};
 
 // Pixels a kernel takes at once so that its products form independent chains (one pixel's 16 products into
 // one vector wait on each other: 4 cycles each), while its vectors still fit the 32 registers.
@@ -83,16 +96,12 @@ template <int OV, int P, typename T>
 SAPIENS_AVX512 void forwardPixelBlock(const T* x, T* y, int64_t pixel, const PaddedWeights& w) {
   const int64_t inputs = w.inputs, outputs = w.outputs;
   __m512 acc[P][OV];
-  for (int p = 0; p < P; ++p) {
-    for (int64_t c = 0; c < inputs; c += 16) prefetchAhead(x + (pixel + p) * inputs + c);
+  for (int p = 0; p < P; ++p)
     for (int v = 0; v < OV; ++v) acc[p][v] = _mm512_loadu_ps(w.bias.data() + 16 * v);
-  }
-  alignas(64) float widened[P][kMaxChannels];
-  const float* in[P];
-  for (int p = 0; p < P; ++p) in[p] = rowInFloat(x + (pixel + p) * inputs, inputs, widened[p]);
+  const RowsInFloat<P> in(x + pixel * inputs, inputs);
   for (int64_t c = 0; c < inputs; ++c) {
     __m512 value[P];
-    for (int p = 0; p < P; ++p) value[p] = _mm512_set1_ps(in[p][c]);
+    for (int p = 0; p < P; ++p) value[p] = in.broadcast(p, c);
     const float* weights = w.byInput.data() + c * w.outputStride;
     for (int v = 0; v < OV; ++v) {
       const __m512 column = _mm512_loadu_ps(weights + 16 * v);
@@ -129,7 +138,6 @@ SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t p
   const int64_t inputs = w.inputs, outputs = w.outputs;
   __m512 row[P][CV], gradient[P][CV];
   for (int p = 0; p < P; ++p) {
-    for (int64_t o = 0; o < outputs; o += 16) prefetchAhead(gy + (pixel + p) * outputs + o);
     for (int v = 0; v < CV; ++v) {
       const T* in = x + (pixel + p) * inputs + 16 * v;
       prefetchAhead(in);
@@ -137,12 +145,10 @@ SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t p
       gradient[p][v] = _mm512_setzero_ps();
     }
   }
-  alignas(64) float widened[P][kMaxChannels];
-  const float* g[P];
-  for (int p = 0; p < P; ++p) g[p] = rowInFloat(gy + (pixel + p) * outputs, outputs, widened[p]);
+  const RowsInFloat<P> g(gy + pixel * outputs, outputs);
   for (int64_t o = 0; o < outputs; ++o) {
     __m512 go[P];
-    for (int p = 0; p < P; ++p) go[p] = _mm512_set1_ps(g[p][o]);
+    for (int p = 0; p < P; ++p) go[p] = g.broadcast(p, o);
     const float* weights = w.byOutput.data() + o * w.inputStride;
     float* weightSums = sums.weights.data() + o * w.inputStride;
     for (int v = 0; v < CV; ++v) {
