@@ -145,6 +145,7 @@ class TestHeadLayers : public QObject {
     QTest::addColumn<bool>("withBias");
     QTest::addColumn<bool>("bf16");
     QTest::newRow("24 -> 5, bias") << 24 << 5 << true << false;
+    QTest::newRow("16 -> 7 (sums in registers), no bias") << 16 << 7 << false << false;
     QTest::newRow("70 -> 40 (partial vectors), no bias") << 70 << 40 << false << false;
     QTest::newRow("64 -> 64") << 64 << 64 << true << false;
     QTest::newRow("bf16, 16 -> 16") << 16 << 16 << true << true;

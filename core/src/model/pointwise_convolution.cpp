@@ -175,10 +175,67 @@ SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t p
   }
 }
 
+/// The sums of gy x^T and gy of a layer with one input vector and at most 16 outputs, in registers.
+struct NarrowSums {
+  __m512 weight[16], bias;
+};
+
+// backwardPixelBlock for one input vector and at most 16 outputs (the fixture-sized heads): each output's
+// weight-gradient sum stays in a register over the whole range instead of a load and a store per block.
+// The same additions in the same order.
+template <int P, typename T>
+SAPIENS_AVX512 inline void backwardNarrowBlock(const T* x, const T* gy, T* gx, int64_t pixel,
+                                               const PaddedWeights& w, NarrowSums& sums) {
+  const int64_t inputs = w.inputs, outputs = w.outputs;
+  __m512 row[P], gradient[P];
+  for (int p = 0; p < P; ++p) {
+    prefetchAhead(x + (pixel + p) * inputs);
+    row[p] = load(x + (pixel + p) * inputs, tailMask16(inputs));
+    gradient[p] = _mm512_setzero_ps();
+  }
+  const RowsInFloat<P> g(gy + pixel * outputs, outputs);
+#pragma GCC unroll 16
+  for (int o = 0; o < 16; ++o) {
+    if (o >= outputs) break;
+    const __m512 column = _mm512_loadu_ps(w.byOutput.data() + o * w.inputStride);
+    for (int p = 0; p < P; ++p) {
+      const __m512 go = g.broadcast(p, o);
+      gradient[p] = _mm512_fmadd_ps(column, go, gradient[p]);
+      sums.weight[o] = _mm512_fmadd_ps(row[p], go, sums.weight[o]);
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    T* out = gx + (pixel + p) * inputs;
+    prefetchAheadForWrite(out);
+    store(out, tailMask16(inputs), gradient[p]);
+    sums.bias = _mm512_add_ps(load(gy + (pixel + p) * outputs, tailMask16(outputs)), sums.bias);
+  }
+}
+
+SAPIENS_AVX512 inline void addInto(float* into, __m512 lanes) {
+  _mm512_storeu_ps(into, _mm512_add_ps(_mm512_loadu_ps(into), lanes));
+}
+
+template <typename T>
+SAPIENS_AVX512 void backwardNarrowPixels(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
+                                         const PaddedWeights& w, GradientSums& sums) {
+  NarrowSums narrow;
+  for (__m512& sum : narrow.weight) sum = _mm512_setzero_ps();
+  narrow.bias = _mm512_setzero_ps();
+  int64_t pixel = begin;
+  for (; pixel + 4 <= end; pixel += 4) backwardNarrowBlock<4>(x, gy, gx, pixel, w, narrow);
+  for (; pixel < end; ++pixel) backwardNarrowBlock<1>(x, gy, gx, pixel, w, narrow);
+  for (int64_t o = 0; o < w.outputs; ++o) addInto(sums.weights.data() + o * w.inputStride, narrow.weight[o]);
+  addInto(sums.bias.data(), narrow.bias);
+}
+
 // gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors.
 template <int CV, typename T>
 SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
                                    const PaddedWeights& w, GradientSums& sums) {
+  if constexpr (CV == 1) {
+    if (w.outputs <= 16) return backwardNarrowPixels(x, gy, gx, begin, end, w, sums);
+  }
   constexpr int P = pixelsAtOnce(CV);
   int64_t pixel = begin;
   for (; pixel + P <= end; pixel += P) backwardPixelBlock<CV, P>(x, gy, gx, pixel, w, sums);
