@@ -39,15 +39,17 @@ double medianSeconds(int repeats, const c10::Device& device, const std::function
 }
 
 GemmFloor::GemmFloor(GemmShape shape, const c10::Device& device, c10::ScalarType dtype)
-    : shape_(shape), device_(device) {
+    : shape_(shape), device_(device), dtype_(dtype) {
   const auto options = at::TensorOptions().dtype(dtype).device(device);
-  a_ = at::randn({shape.m, shape.k}, options);
-  w_ = at::randn({shape.n, shape.k}, options);
-  linearProduct(a_, w_);  // first-call set-up (BLAS threads, oneDNN primitives) is not a sample
+  // First-call set-up (BLAS threads, oneDNN primitives) is not a sample.
+  linearProduct(at::randn({shape.m, shape.k}, options), at::randn({shape.n, shape.k}, options));
 }
 
 void GemmFloor::sample() {
-  seconds_.push_back(medianSeconds(3, device_, [this] { linearProduct(a_, w_); }));
+  const auto options = at::TensorOptions().dtype(dtype_).device(device_);
+  const at::Tensor a = at::randn({shape_.m, shape_.k}, options);
+  const at::Tensor w = at::randn({shape_.n, shape_.k}, options);
+  seconds_.push_back(medianSeconds(3, device_, [&] { linearProduct(a, w); }));
 }
 
 double GemmFloor::gflops() const {
