@@ -63,6 +63,10 @@ class TestHeadLayers : public QObject {
     QTest::newRow("4x4, 8 -> 5 channels, odd size") << 4 << 8 << 5 << 7 << 5;
     QTest::newRow("4x4, 32 -> 16 channels") << 4 << 32 << 16 << 16 << 12;
     QTest::newRow("4x4, one pixel") << 4 << 3 << 2 << 1 << 1;
+    // 256 outputs and more: the weights' gradient as BLAS products (deconvolution_weight_gradient.h), over
+    // one block of rows, then over several blocks with a partial last one.
+    QTest::newRow("4x4, 8 -> 256 channels") << 4 << 8 << 256 << 7 << 5;
+    QTest::newRow("4x4, 4 -> 256 channels, rows in blocks") << 4 << 4 << 256 << 5 << 700;
     QTest::newRow("3x3 (native)") << 3 << 6 << 4 << 5 << 6;
     QTest::newRow("2x2 (native)") << 2 << 6 << 4 << 5 << 6;
   }

@@ -1,6 +1,7 @@
 #include "onednn_deconvolution.h"
 
 #include "cpu_autocast.h"
+#include "deconvolution_weight_gradient.h"
 #include "kernel_switch.h"
 
 #include "sapiens/common/cpu_features.h"
@@ -251,9 +252,14 @@ struct DeconvolutionFunction : torch::autograd::Function<DeconvolutionFunction> 
     if (context->needs_input_grad(0))
       gradX = runBackwardData(g, gradOutput, kernelWeight)
                   .to(static_cast<c10::ScalarType>(context->saved_data["xType"].toInt()));
-    if (context->needs_input_grad(1))
-      gradWeight = runBackwardWeights(g, input, gradOutput)
+    if (context->needs_input_grad(1)) {
+      const bool byProducts = deconvolutionWeightGradientApplies(
+          input, gradOutput, kernelWeight.size(2), context->saved_data["padding"].toInt(),
+          context->saved_data["outputPadding"].toInt());
+      gradWeight = (byProducts ? deconvolutionWeightGradient(input, gradOutput)
+                               : runBackwardWeights(g, input, gradOutput))
                        .to(static_cast<c10::ScalarType>(context->saved_data["weightType"].toInt()));
+    }
     return {gradX, gradWeight, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
