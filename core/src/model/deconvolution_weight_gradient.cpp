@@ -3,7 +3,6 @@
 #include "kernel_switch.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cstring>
@@ -35,26 +34,26 @@ struct Blocks {
   int64_t inputPixels() const { return (rows + 2) * paddedWidth + 2; }
 };
 
-// Pixel p of `pairs` holds padded pixels p and p + 1 (guard first) of rows m0 - 1 ... m0 + rows: one
-// product then covers both column shifts of a parity, the left tap in its first `in` columns.
-void fillShiftedPairs(const Blocks& k, const float* x, int64_t sample, int64_t m0, int64_t rows,
-                      float* pairs) {
+// Pixel p of `quads` holds padded pixels p, p + 1, p + W + 2 and p + W + 3 (guard first) of rows
+// m0 - 1 ... m0 + rows: from the parity's first pixel, one product then covers its four taps (two row
+// shifts by two column shifts), a product of four times the depth of one tap's.
+void fillShiftedQuads(const Blocks& k, const float* x, int64_t sample, int64_t m0, int64_t rows,
+                      float* quads) {
   const auto source = [&](int64_t q) -> const float* {
     if (q < 1 || q >= k.inputPixels() - 1) return nullptr;
     const int64_t r = (q - 1) / k.paddedWidth, column = (q - 1) % k.paddedWidth - 1, row = m0 - 1 + r;
     if (r > rows + 1 || row < 0 || row >= k.height || column < 0 || column >= k.width) return nullptr;
     return x + ((sample * k.height + row) * k.width + column) * k.in;
   };
+  const int64_t offsets[4] = {0, 1, k.paddedWidth, k.paddedWidth + 1};
   const std::size_t bytes = static_cast<std::size_t>(k.in) * sizeof(float);
-  at::parallel_for(0, k.inputPixels(), 64, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      for (int64_t half = 0; half < 2; ++half) {
-        float* target = pairs + (2 * p + half) * k.in;
-        const float* from = source(p + half);
-        from ? std::memcpy(target, from, bytes) : std::memset(target, 0, bytes);
-      }
+  for (int64_t p = 0; p < k.inputPixels(); ++p) {
+    for (int64_t shift = 0; shift < 4; ++shift) {
+      float* target = quads + (4 * p + shift) * k.in;
+      const float* from = source(p + offsets[shift]);
+      from ? std::memcpy(target, from, bytes) : std::memset(target, 0, bytes);
     }
-  });
+  }
 }
 
 // parities[2a + b] row i, padded column n + 1: the output gradient at (2(m0 + i) + a, 2n + b); the pad
@@ -62,30 +61,26 @@ void fillShiftedPairs(const Blocks& k, const float* x, int64_t sample, int64_t m
 void fillParityRows(const Blocks& k, const float* gradOutput, int64_t sample, int64_t m0, int64_t rows,
                     float* parities) {
   const std::size_t bytes = static_cast<std::size_t>(k.out) * sizeof(float);
-  at::parallel_for(0, 4 * rows, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t parity = task / rows, i = task % rows, a = parity / 2, b = parity % 2;
-      float* row = parities + (parity * k.rows + i) * k.paddedWidth * k.out;
-      std::memset(row, 0, bytes);
-      std::memset(row + (k.width + 1) * k.out, 0, bytes);
-      const float* from = gradOutput + ((sample * 2 * k.height + 2 * (m0 + i) + a) * 2 * k.width + b) * k.out;
-      for (int64_t n = 0; n < k.width; ++n) std::memcpy(row + (n + 1) * k.out, from + 2 * n * k.out, bytes);
-    }
-  });
+  for (int64_t task = 0; task < 4 * rows; ++task) {
+    const int64_t parity = task / rows, i = task % rows, a = parity / 2, b = parity % 2;
+    float* row = parities + (parity * k.rows + i) * k.paddedWidth * k.out;
+    std::memset(row, 0, bytes);
+    std::memset(row + (k.width + 1) * k.out, 0, bytes);
+    const float* from = gradOutput + ((sample * 2 * k.height + 2 * (m0 + i) + a) * 2 * k.width + b) * k.out;
+    for (int64_t n = 0; n < k.width; ++n) std::memcpy(row + (n + 1) * k.out, from + 2 * n * k.out, bytes);
+  }
 }
 
-// Output row 2m + a reads input rows m + di for di in {a - 1, a} with kernel row ky = a + 1 - 2 di, and
-// columns alike; sums[ky][b] is (left tap, right tap) x in x out of parity column b.
-void addBlockProducts(const Blocks& k, int64_t rows, const at::Tensor& pairs, const at::Tensor& parities,
+// Output pixel (2m + a, 2n + b) reads input rows m + di for di in {a - 1, a} and columns n + dj for dj in
+// {b - 1, b}: from quad pixel (a, b) on. sums[a][b] is out x (di, dj) x in. (Output channels first: BLAS
+// ran these products faster that way round.)
+void addBlockProducts(const Blocks& k, int64_t rows, const at::Tensor& quads, const at::Tensor& parities,
                       at::Tensor& sums) {
   const int64_t depth = rows * k.paddedWidth;
   for (int64_t a = 0; a < 2; ++a) {
-    for (int64_t di = a - 1; di <= a; ++di) {
-      for (int64_t b = 0; b < 2; ++b) {
-        const at::Tensor shifted = pairs.narrow(0, 1 + (1 + di) * k.paddedWidth + (b - 1), depth);
-        at::Tensor sum = sums[a + 1 - 2 * di][b].view({2 * k.in, k.out});
-        sum.addmm_(shifted.t(), parities[2 * a + b].narrow(0, 0, depth));
-      }
+    for (int64_t b = 0; b < 2; ++b) {
+      at::Tensor sum = sums[a][b];
+      sum.addmm_(parities[2 * a + b].narrow(0, 0, depth).t(), quads.narrow(0, a * k.paddedWidth + b, depth));
     }
   }
 }
@@ -107,19 +102,22 @@ bool deconvolutionWeightGradientApplies(const at::Tensor& x, const at::Tensor& g
 at::Tensor deconvolutionWeightGradient(const at::Tensor& x, const at::Tensor& gradOutput) {
   const Blocks k(x, gradOutput);
   const auto options = x.options().memory_format(at::MemoryFormat::Contiguous);
-  at::Tensor pairs = at::empty({k.inputPixels(), 2 * k.in}, options);
+  at::Tensor quads = at::empty({k.inputPixels(), 4 * k.in}, options);
   at::Tensor parities = at::empty({4, k.rows * k.paddedWidth, k.out}, options);
-  at::Tensor sums = at::zeros({4, 2, 2, k.in, k.out}, options);  // [ky][b][left, right tap][in][out]
+  at::Tensor sums = at::zeros({2, 2, k.out, 4 * k.in}, options);
   for (int64_t block = 0; block < k.batch * k.perSample; ++block) {
     const int64_t sample = block / k.perSample, m0 = block % k.perSample * k.rows;
     const int64_t rows = std::min(k.rows, k.height - m0);
-    fillShiftedPairs(k, x.data_ptr<float>(), sample, m0, rows, pairs.data_ptr<float>());
+    fillShiftedQuads(k, x.data_ptr<float>(), sample, m0, rows, quads.data_ptr<float>());
     fillParityRows(k, gradOutput.data_ptr<float>(), sample, m0, rows, parities.data_ptr<float>());
-    addBlockProducts(k, rows, pairs, parities, sums);
+    addBlockProducts(k, rows, quads, parities, sums);
   }
-  // Parity column b's left tap is kernel column 3 - b, its right tap 1 - b: (b, tap) 0..3 -> kx 3, 1, 2, 0.
-  const at::Tensor byColumn = sums.view({4, 4, k.in, k.out}).index_select(1, at::tensor({3, 1, 2, 0}));
-  return byColumn.permute({2, 3, 0, 1}).contiguous();
+  // [a][b][out][di][dj][in] -> [2a + di][2b + dj][in][out]; kernel row 3 - a for di = a - 1, 1 - a for
+  // di = a: 2a + di = 0, 1, 2, 3 -> rows 3, 1, 2, 0, and columns alike.
+  const at::Tensor byShift =
+      sums.view({2, 2, k.out, 2, 2, k.in}).permute({0, 3, 1, 4, 5, 2}).reshape({4, 4, k.in, k.out});
+  const at::Tensor order = at::tensor({3, 1, 2, 0});
+  return byShift.index_select(0, order).index_select(1, order).permute({2, 3, 0, 1}).contiguous();
 }
 
 }  // namespace sapiens::detail

@@ -2,9 +2,9 @@
 // The weight gradient of the heads' 4x4, stride-2, padding-1 transposed convolutions in float32 as BLAS
 // matrix products. Each output pixel of parity (a, b) (row 2m + a, column 2n + b) reads two input rows
 // and two input columns, so the gradient of each of the 16 taps is a product of shifted input pixels and
-// the output gradient's pixels of one parity; taken over blocks of rows, with the two column shifts of a
-// parity as one product of twice the depth, these are deep products that BLAS runs near its rate, where
-// oneDNN's float32 deconvolution kernel for this pass runs at about two thirds of it (PERFORMANCE.md).
+// the output gradient's pixels of one parity; taken over blocks of rows, with a parity's four taps as one
+// product, these are products that BLAS runs near its rate, where oneDNN's float32 deconvolution kernel
+// for this pass runs at about two thirds of it (PERFORMANCE.md).
 
 #include <ATen/core/Tensor.h>
 
