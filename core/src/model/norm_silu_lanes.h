@@ -31,6 +31,21 @@ SAPIENS_AVX512 inline void store(float* p, __mmask16 mask, __m512 x) {
   _mm512_mask_storeu_ps(p, mask, x);
 }
 
+/// store() for a full-size tensor written once and read much later: whole, aligned vectors of float32
+/// go around the caches (no read of the line before the write, no eviction of what is being read);
+/// callers end their pass with finishStreamingStores().
+SAPIENS_AVX512 inline void storeStreaming(float* p, __mmask16 mask, __m512 x) {
+  if (mask == __mmask16(0xFFFF) && reinterpret_cast<std::uintptr_t>(p) % 64 == 0) {
+    _mm512_stream_ps(p, x);
+  } else {
+    _mm512_mask_storeu_ps(p, mask, x);
+  }
+}
+
+inline void finishStreamingStores() {
+  _mm_sfence();
+}
+
 // Rounded to nearest even as c10::BFloat16 does, NaN kept NaN; without AVX512_BF16's conversion.
 SAPIENS_AVX512 inline void store(c10::BFloat16* p, __mmask16 mask, __m512 x) {
   const __m512i bits = _mm512_castps_si512(x);

@@ -21,9 +21,11 @@ namespace sapiens::detail {
 
 namespace {
 
+using norm_silu::finishStreamingStores;
 using norm_silu::forEachDtype;
 using norm_silu::load;
 using norm_silu::store;
+using norm_silu::storeStreaming;
 
 constexpr int64_t kMaxChannels = 128;
 constexpr int kMaxVectors = kMaxChannels / 16;
@@ -111,8 +113,12 @@ SAPIENS_AVX512 void forwardPixelBlock(const T* x, T* y, int64_t pixel, const Pad
   for (int p = 0; p < P; ++p)
     for (int v = 0; v < OV; ++v) {
       T* out = y + (pixel + p) * outputs + 16 * v;
-      prefetchAheadForWrite(out);
-      store(out, tailMask16(outputs - 16 * v), acc[p][v]);
+      if constexpr (std::is_same_v<T, float>) {
+        storeStreaming(out, tailMask16(outputs - 16 * v), acc[p][v]);
+      } else {
+        prefetchAheadForWrite(out);
+        store(out, tailMask16(outputs - 16 * v), acc[p][v]);
+      }
     }
 }
 
@@ -123,6 +129,7 @@ SAPIENS_AVX512 void forwardPixels(const T* x, T* y, int64_t begin, int64_t end, 
   int64_t pixel = begin;
   for (; pixel + P <= end; pixel += P) forwardPixelBlock<OV, P>(x, y, pixel, w);
   for (; pixel < end; ++pixel) forwardPixelBlock<OV, 1>(x, y, pixel, w);
+  finishStreamingStores();
 }
 
 /// One task's sums for the weights' and the bias's gradients: (O x C padded) and (O padded) floats.
@@ -164,8 +171,12 @@ SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t p
   for (int p = 0; p < P; ++p) {
     for (int v = 0; v < CV; ++v) {
       T* out = gx + (pixel + p) * inputs + 16 * v;
-      prefetchAheadForWrite(out);
-      store(out, tailMask16(inputs - 16 * v), gradient[p][v]);
+      if constexpr (std::is_same_v<T, float>) {
+        storeStreaming(out, tailMask16(inputs - 16 * v), gradient[p][v]);
+      } else {
+        prefetchAheadForWrite(out);
+        store(out, tailMask16(inputs - 16 * v), gradient[p][v]);
+      }
     }
     for (int64_t v = 0; v < w.outputStride / 16; ++v) {
       const __m512 go = load(gy + (pixel + p) * outputs + 16 * v, tailMask16(outputs - 16 * v));
@@ -240,6 +251,7 @@ SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin
   int64_t pixel = begin;
   for (; pixel + P <= end; pixel += P) backwardPixelBlock<CV, P>(x, gy, gx, pixel, w, sums);
   for (; pixel < end; ++pixel) backwardPixelBlock<CV, 1>(x, gy, gx, pixel, w, sums);
+  finishStreamingStores();
 }
 
 /// Runs `block(task, begin, end)` over the pixels in blocks, in parallel.
