@@ -148,9 +148,8 @@ SAPIENS_AVX512 void activateChunk(const T* x, T* y, int64_t begin, int64_t end, 
     const int64_t at = pixel * channels + g.first;
     for (int v = 0; v < V; ++v) {
       prefetchAhead(x + at + 16 * v);
-      prefetchAheadForWrite(y + at + 16 * v);
       const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
-      store(y + at + 16 * v, g.mask[v], _mm512_mul_ps(z, sigmoid(z)));
+      storeOnce(y + at + 16 * v, g.mask[v], _mm512_mul_ps(z, sigmoid(z)));
     }
   }
 }
@@ -170,11 +169,11 @@ SAPIENS_AVX512 void gradientChunk(const T* x, const T* gy, T* gx, int64_t begin,
     for (int v = 0; v < V; ++v) {
       prefetchAhead(x + at + 16 * v);
       prefetchAhead(gy + at + 16 * v);
-      prefetchAheadForWrite(gx + at + 16 * v);
       const __m512 z = normalised(x + at + 16 * v, v, g.mask[v]);
       const __m512 d = siluGradient(z, load(gy + at + 16 * v, g.mask[v]));
-      store(gx + at + 16 * v, g.mask[v],
-            _mm512_mul_ps(normalised.scale[v], _mm512_fnmadd_ps(z, meanDz[v], _mm512_sub_ps(d, meanD[v]))));
+      storeOnce(
+          gx + at + 16 * v, g.mask[v],
+          _mm512_mul_ps(normalised.scale[v], _mm512_fnmadd_ps(z, meanDz[v], _mm512_sub_ps(d, meanD[v]))));
     }
   }
 }
@@ -199,6 +198,7 @@ void forEachChunk(const Extent& e, const Chunk& chunk) {
         }
       }
     }
+    finishStreamingStores();
   });
 }
 

@@ -31,21 +31,6 @@ SAPIENS_AVX512 inline void store(float* p, __mmask16 mask, __m512 x) {
   _mm512_mask_storeu_ps(p, mask, x);
 }
 
-/// store() for a full-size tensor written once and read much later: whole, aligned vectors of float32
-/// go around the caches (no read of the line before the write, no eviction of what is being read);
-/// callers end their pass with finishStreamingStores().
-SAPIENS_AVX512 inline void storeStreaming(float* p, __mmask16 mask, __m512 x) {
-  if (mask == __mmask16(0xFFFF) && reinterpret_cast<std::uintptr_t>(p) % 64 == 0) {
-    _mm512_stream_ps(p, x);
-  } else {
-    _mm512_mask_storeu_ps(p, mask, x);
-  }
-}
-
-inline void finishStreamingStores() {
-  _mm_sfence();
-}
-
 // Rounded to nearest even as c10::BFloat16 does, NaN kept NaN; without AVX512_BF16's conversion.
 SAPIENS_AVX512 inline void store(c10::BFloat16* p, __mmask16 mask, __m512 x) {
   const __m512i bits = _mm512_castps_si512(x);
@@ -55,6 +40,27 @@ SAPIENS_AVX512 inline void store(c10::BFloat16* p, __mmask16 mask, __m512 x) {
   const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
   rounded = _mm512_mask_mov_epi32(rounded, nan, _mm512_set1_epi32(0x7FC0));
   _mm256_mask_storeu_epi16(p, mask, _mm512_cvtepi32_epi16(rounded));
+}
+
+/// store() for a full-size pass's output, written once and read by a later pass: whole, aligned float32
+/// vectors go around the caches (no read of the line before the write, no eviction of what the pass
+/// reads); the rest is prefetched for writing and stored. Passes end with finishStreamingStores().
+SAPIENS_AVX512 inline void storeOnce(float* p, __mmask16 mask, __m512 x) {
+  if (mask == __mmask16(0xFFFF) && reinterpret_cast<std::uintptr_t>(p) % 64 == 0) {
+    _mm512_stream_ps(p, x);
+  } else {
+    prefetchAheadForWrite(p);
+    _mm512_mask_storeu_ps(p, mask, x);
+  }
+}
+
+SAPIENS_AVX512 inline void storeOnce(c10::BFloat16* p, __mmask16 mask, __m512 x) {
+  prefetchAheadForWrite(p);
+  store(p, mask, x);
+}
+
+inline void finishStreamingStores() {
+  _mm_sfence();
 }
 
 SAPIENS_AVX512 inline __m512 sigmoid(__m512 x) {

@@ -24,8 +24,7 @@ namespace {
 using norm_silu::finishStreamingStores;
 using norm_silu::forEachDtype;
 using norm_silu::load;
-using norm_silu::store;
-using norm_silu::storeStreaming;
+using norm_silu::storeOnce;
 
 constexpr int64_t kMaxChannels = 128;
 constexpr int kMaxVectors = kMaxChannels / 16;
@@ -113,12 +112,7 @@ SAPIENS_AVX512 void forwardPixelBlock(const T* x, T* y, int64_t pixel, const Pad
   for (int p = 0; p < P; ++p)
     for (int v = 0; v < OV; ++v) {
       T* out = y + (pixel + p) * outputs + 16 * v;
-      if constexpr (std::is_same_v<T, float>) {
-        storeStreaming(out, tailMask16(outputs - 16 * v), acc[p][v]);
-      } else {
-        prefetchAheadForWrite(out);
-        store(out, tailMask16(outputs - 16 * v), acc[p][v]);
-      }
+      storeOnce(out, tailMask16(outputs - 16 * v), acc[p][v]);
     }
 }
 
@@ -171,12 +165,7 @@ SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t p
   for (int p = 0; p < P; ++p) {
     for (int v = 0; v < CV; ++v) {
       T* out = gx + (pixel + p) * inputs + 16 * v;
-      if constexpr (std::is_same_v<T, float>) {
-        storeStreaming(out, tailMask16(inputs - 16 * v), gradient[p][v]);
-      } else {
-        prefetchAheadForWrite(out);
-        store(out, tailMask16(inputs - 16 * v), gradient[p][v]);
-      }
+      storeOnce(out, tailMask16(inputs - 16 * v), gradient[p][v]);
     }
     for (int64_t v = 0; v < w.outputStride / 16; ++v) {
       const __m512 go = load(gy + (pixel + p) * outputs + 16 * v, tailMask16(outputs - 16 * v));
@@ -216,9 +205,7 @@ SAPIENS_AVX512 inline void backwardNarrowBlock(const T* x, const T* gy, T* gx, i
     }
   }
   for (int p = 0; p < P; ++p) {
-    T* out = gx + (pixel + p) * inputs;
-    prefetchAheadForWrite(out);
-    store(out, tailMask16(inputs), gradient[p]);
+    storeOnce(gx + (pixel + p) * inputs, tailMask16(inputs), gradient[p]);
     sums.bias = _mm512_add_ps(load(gy + (pixel + p) * outputs, tailMask16(outputs)), sums.bias);
   }
 }
@@ -236,6 +223,7 @@ SAPIENS_AVX512 void backwardNarrowPixels(const T* x, const T* gy, T* gx, int64_t
   int64_t pixel = begin;
   for (; pixel + 4 <= end; pixel += 4) backwardNarrowBlock<4>(x, gy, gx, pixel, w, narrow);
   for (; pixel < end; ++pixel) backwardNarrowBlock<1>(x, gy, gx, pixel, w, narrow);
+  finishStreamingStores();
   for (int64_t o = 0; o < w.outputs; ++o) addInto(sums.weights.data() + o * w.inputStride, narrow.weight[o]);
   addInto(sums.bias.data(), narrow.bias);
 }
