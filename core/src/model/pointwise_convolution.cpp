@@ -329,12 +329,12 @@ bool switchedOn() {
   return on;
 }
 
-// For bf16 products of more than 32 x 32 channels oneDNN's bf16 matmul (AMX tiles where present) is
-// faster (the seg head's 64 x 64 layers at 1024x768: 100 + 220 ms against 180 + 400 ms here, forward +
-// backward); in float32 and below that this pass is (16 x 16: 45 + 90 ms against 145 + 80 ms bf16 and
-// 130 + 250 ms float32).
+// For bf16 products of more than 64 x 32 channels oneDNN's bf16 matmul (AMX tiles where present) is
+// faster (the seg head's 64 x 64 layers at 2 x 1024 x 768: 43 + 113 ms against 50 + 160 ms here, forward +
+// backward); in float32 and below that this pass is (its 64 -> 29 output layer: 26 + 86 ms against
+// 68 + 105 ms; 16 x 16: 45 + 90 ms against 145 + 80 ms bf16 and 130 + 250 ms float32).
 bool fasterThanMatmul(const at::Tensor& x, const at::Tensor& weight) {
-  return x.scalar_type() != at::kBFloat16 || x.size(1) * weight.size(0) <= 32 * 32;
+  return x.scalar_type() != at::kBFloat16 || x.size(1) * weight.size(0) <= 64 * 32;
 }
 
 bool floatOrBf16(const at::Tensor& t) {

@@ -12,7 +12,7 @@ namespace sapiens::detail {
 
 /// Whether pointwiseConvolution takes these: an AVX-512 CPU, x (B, C, H, W) channels-last (and not also
 /// NCHW) float32 or bf16, weight (O, C, 1, 1) and bias (O, or undefined) float32 or bf16, C and O at most
-/// 128, and it is the faster path (float32, or bf16 with C x O at most 32 x 32), SAPIENS_POINTWISE_CONV=0
+/// 128, and it is the faster path (float32, or bf16 with C x O at most 64 x 32), SAPIENS_POINTWISE_CONV=0
 /// not set.
 bool pointwiseConvolutionApplies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
