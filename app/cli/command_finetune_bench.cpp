@@ -5,6 +5,7 @@
 #include "gemm_floor.h"
 #include "training_precision_option.h"
 
+#include "sapiens/common/resource_usage.h"
 #include "sapiens/finetune/fine_tuner.h"
 #include "sapiens/finetune/frame_labels.h"
 #include "sapiens/model/architecture.h"
@@ -36,6 +37,9 @@ struct FinetuneBenchArgs {
   int width = 384;
   int batch = 2;
   int steps = 3;
+  // Before the timed ones: a step's peak memory is above the last one's for the first few steps (the
+  // heap grows to its steady size), and a timed step would pay for touching those new pages.
+  int untimedSteps = 3;
   std::string device = "cpu";
   std::string precision = "auto";
   bool json = false;
@@ -98,7 +102,7 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
 
   const fs::path folder = fs::temp_directory_path() / fmt::format("sapiens-finetune-bench-{}", ::getpid());
   TrainingSettings settings;
-  settings.steps = a.steps + 1;  // the first step (allocations) is not timed
+  settings.steps = a.steps + a.untimedSteps;
   settings.batchSize = a.batch;
   settings.inputSize = size;
   settings.horizontalFlip = false;
@@ -112,19 +116,23 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
   tuner.prepare(control);
   const double backboneSeconds = backboneSecondsPerSample(tuner);
   // Steady-state cached steps: the steps' own time (TrainingReport::secondsTraining, which leaves out
-  // the evaluations train() runs at its end) after the first step (allocations).
+  // the evaluations train() runs at its end) after the untimed ones; how much the peak memory still grew
+  // during them says whether they were steady.
   // The floor: the backbone's dominant matrix product on the same device, in the steps' precision,
   // sampled before and after the timed steps.
   GemmFloor floor(dominantGemm(tuner.model().architecture(), 1, a.height, a.width), tuner.model().device(),
                   tuner.precision() == TrainingPrecision::BFloat16 ? at::kBFloat16 : at::kFloat);
   floor.sample();
-  double firstStepSeconds = 0;
+  double untimedSeconds = 0, peakBeforeTimedMb = 0;
   const auto trainStart = Clock::now();
   const TrainingReport report = tuner.train(control, [&](const TrainingProgress& p) {
-    if (p.step == 1) firstStepSeconds = std::chrono::duration<double>(Clock::now() - trainStart).count();
+    if (p.step != a.untimedSteps) return;
+    untimedSeconds = std::chrono::duration<double>(Clock::now() - trainStart).count();
+    peakBeforeTimedMb = peakResidentMegabytes();
   });
+  const double timedPeakGrowthMb = peakResidentMegabytes() - peakBeforeTimedMb;
   floor.sample();
-  const double cachedStep = (report.secondsTraining - firstStepSeconds) / a.steps;
+  const double cachedStep = (report.secondsTraining - untimedSeconds) / a.steps;
   const double recomputeStep = cachedStep + a.batch * backboneSeconds;
   // What the work allows: a head step is the head's forward plus the gradients of its activations and
   // of its weights (about twice the forward), less the input gradient of the layers reading the frozen
@@ -154,7 +162,9 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
                                 {"flop_bound_speedup", boundSpeedup},
                                 {"gflops_floor", floorGflops},
                                 {"floor_gemm", {floor.shape().m, floor.shape().k, floor.shape().n}},
-                                {"step_floor_ratio", floorRatio}}
+                                {"step_floor_ratio", floorRatio},
+                                {"untimed_steps", a.untimedSteps},
+                                {"peak_rss_growth_mb_timed_steps", timedPeakGrowthMb}}
                      .dump(2)
               << "\n";
   } else {
@@ -165,12 +175,13 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
         "GFLOP, "
         "backbone {:.1f} GFLOP; step at {:.1f} GFLOP/s, backbone at {:.1f} GFLOP/s)\n"
         "  step floor ratio {:.2f}x (the step's time over its FLOPs at the floor, {:.1f} GFLOP/s: GEMM {} x "
-        "{} x {})\n",
+        "{} x {})\n"
+        "  {} timed steps after {} untimed; peak RSS grew by {:.0f} MB during the timed ones\n",
         a.arch, a.task, a.height, a.width, a.batch, tuner.model().device().str(),
         trainingPrecisionName(tuner.precision()), backboneSeconds, cachedStep, recomputeStep,
         recomputeStep / cachedStep, boundSpeedup, stepGflop, flops.backbone / 1e9, stepGflop / cachedStep,
         flops.backbone / 1e9 / (a.batch * backboneSeconds), floorRatio, floorGflops, floor.shape().m,
-        floor.shape().k, floor.shape().n);
+        floor.shape().k, floor.shape().n, a.steps, a.untimedSteps, timedPeakGrowthMb);
   }
   return kOk;
 }
@@ -189,6 +200,10 @@ static CliCommand reg("finetune-bench", [](CLI::App& app) {
   sub->add_option("--width", a->width, "Input width (multiple of 16)")->capture_default_str();
   sub->add_option("--batch", a->batch, "Samples per step")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--steps", a->steps, "Timed steps")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--untimed-steps", a->untimedSteps,
+                  "Steps before the timed ones (the first steps grow the heap to its steady size)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--device", a->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
   sub->add_option("--precision", a->precision, "Training steps in auto, fp32 or bf16 (mixed)")
       ->capture_default_str()
