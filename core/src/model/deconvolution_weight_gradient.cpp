@@ -36,7 +36,7 @@ struct Blocks {
 
 // Pixel p of `quads` holds padded pixels p, p + 1, p + W + 2 and p + W + 3 (guard first) of rows
 // m0 - 1 ... m0 + rows: from the parity's first pixel, one product then covers its four taps (two row
-// shifts by two column shifts), a product of four times the depth of one tap's.
+// shifts by two column shifts), four times as wide as one tap's.
 void fillShiftedQuads(const Blocks& k, const float* x, int64_t sample, int64_t m0, int64_t rows,
                       float* quads) {
   const auto source = [&](int64_t q) -> const float* {
