@@ -117,7 +117,8 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
   const double backboneSeconds = backboneSecondsPerSample(tuner);
   // Steady-state cached steps: the steps' own time (TrainingReport::secondsTraining, which leaves out
   // the evaluations train() runs at its end) after the untimed ones; how much the peak memory still grew
-  // during them says whether they were steady.
+  // after those (timed steps, and the evaluations at the end, which the callback cannot separate) says
+  // whether they were steady.
   // The floor: the backbone's dominant matrix product on the same device, in the steps' precision,
   // sampled before and after the timed steps.
   GemmFloor floor(dominantGemm(tuner.model().architecture(), 1, a.height, a.width), tuner.model().device(),
@@ -130,7 +131,7 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
     untimedSeconds = std::chrono::duration<double>(Clock::now() - trainStart).count();
     peakBeforeTimedMb = peakResidentMegabytes();
   });
-  const double timedPeakGrowthMb = peakResidentMegabytes() - peakBeforeTimedMb;
+  const double peakGrowthAfterUntimedMb = peakResidentMegabytes() - peakBeforeTimedMb;
   floor.sample();
   const double cachedStep = (report.secondsTraining - untimedSeconds) / a.steps;
   const double recomputeStep = cachedStep + a.batch * backboneSeconds;
@@ -164,7 +165,7 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
                                 {"floor_gemm", {floor.shape().m, floor.shape().k, floor.shape().n}},
                                 {"step_floor_ratio", floorRatio},
                                 {"untimed_steps", a.untimedSteps},
-                                {"peak_rss_growth_mb_timed_steps", timedPeakGrowthMb}}
+                                {"peak_rss_growth_mb_after_untimed_steps", peakGrowthAfterUntimedMb}}
                      .dump(2)
               << "\n";
   } else {
@@ -176,12 +177,13 @@ int runFinetuneBench(const FinetuneBenchArgs& a) {
         "backbone {:.1f} GFLOP; step at {:.1f} GFLOP/s, backbone at {:.1f} GFLOP/s)\n"
         "  step floor ratio {:.2f}x (the step's time over its FLOPs at the floor, {:.1f} GFLOP/s: GEMM {} x "
         "{} x {})\n"
-        "  {} timed steps after {} untimed; peak RSS grew by {:.0f} MB during the timed ones\n",
+        "  {} timed steps after {} untimed; peak RSS grew by {:.0f} MB after the untimed ones (timed steps "
+        "and final evaluations)\n",
         a.arch, a.task, a.height, a.width, a.batch, tuner.model().device().str(),
         trainingPrecisionName(tuner.precision()), backboneSeconds, cachedStep, recomputeStep,
         recomputeStep / cachedStep, boundSpeedup, stepGflop, flops.backbone / 1e9, stepGflop / cachedStep,
         flops.backbone / 1e9 / (a.batch * backboneSeconds), floorRatio, floorGflops, floor.shape().m,
-        floor.shape().k, floor.shape().n, a.steps, a.untimedSteps, timedPeakGrowthMb);
+        floor.shape().k, floor.shape().n, a.steps, a.untimedSteps, peakGrowthAfterUntimedMb);
   }
   return kOk;
 }
