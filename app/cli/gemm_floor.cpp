@@ -40,16 +40,18 @@ double medianSeconds(int repeats, const c10::Device& device, const std::function
 
 GemmFloor::GemmFloor(GemmShape shape, const c10::Device& device, c10::ScalarType dtype)
     : shape_(shape), device_(device), dtype_(dtype) {
-  const auto options = at::TensorOptions().dtype(dtype).device(device);
-  // First-call set-up (BLAS threads, oneDNN primitives) is not a sample.
-  linearProduct(at::randn({shape.m, shape.k}, options), at::randn({shape.n, shape.k}, options));
+  const auto [a, w] = randomOperands();
+  linearProduct(a, w);  // first-call set-up (BLAS threads, oneDNN primitives) is not a sample
+}
+
+std::pair<at::Tensor, at::Tensor> GemmFloor::randomOperands() const {
+  const auto options = at::TensorOptions().dtype(dtype_).device(device_);
+  return {at::randn({shape_.m, shape_.k}, options), at::randn({shape_.n, shape_.k}, options)};
 }
 
 void GemmFloor::sample() {
-  const auto options = at::TensorOptions().dtype(dtype_).device(device_);
-  const at::Tensor a = at::randn({shape_.m, shape_.k}, options);
-  const at::Tensor w = at::randn({shape_.n, shape_.k}, options);
-  seconds_.push_back(medianSeconds(3, device_, [&] { linearProduct(a, w); }));
+  const auto [a, w] = randomOperands();
+  seconds_.push_back(medianSeconds(3, device_, [&a = a, &w = w] { linearProduct(a, w); }));
 }
 
 double GemmFloor::gflops() const {

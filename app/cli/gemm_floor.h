@@ -11,6 +11,7 @@
 #include <c10/core/ScalarType.h>
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace sapiens::cli {
@@ -34,6 +35,9 @@ class GemmFloor {
   const GemmShape& shape() const { return shape_; }
 
  private:
+  /// The product's operands, (m, k) and (n, k), random.
+  std::pair<at::Tensor, at::Tensor> randomOperands() const;
+
   GemmShape shape_;
   c10::Device device_;
   c10::ScalarType dtype_;

@@ -50,7 +50,7 @@ SAPIENS_AVX512 inline void storeOnce(float* p, __mmask16 mask, __m512 x) {
     _mm512_stream_ps(p, x);
   } else {
     prefetchAheadForWrite(p);
-    _mm512_mask_storeu_ps(p, mask, x);
+    store(p, mask, x);
   }
 }
 

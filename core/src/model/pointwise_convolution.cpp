@@ -330,10 +330,10 @@ bool switchedOn() {
 }
 
 // For bf16 products of more than 64 x 32 channels (C x O over 2048; measured at 64 x 64, 64 x 29, 32 x 32
-// and 16 x 16) oneDNN's bf16 matmul (AMX tiles where present) is
-// faster (the seg head's 64 x 64 layers at 2 x 1024 x 768: 43 + 113 ms against 50 + 160 ms here, forward +
-// backward); in float32 and below that this pass is (its 64 -> 29 output layer: 26 + 86 ms against
-// 68 + 105 ms; 16 x 16: 45 + 90 ms against 145 + 80 ms bf16 and 130 + 250 ms float32).
+// and 16 x 16) oneDNN's bf16 matmul (AMX tiles where present) is faster (the seg head's 64 x 64 layers at
+// 2 x 1024 x 768: 43 + 113 ms against 50 + 160 ms here, forward + backward); in float32 and below that
+// this pass is (its 64 -> 29 output layer: 26 + 86 ms against 68 + 105 ms; 16 x 16: 45 + 90 ms against
+// 145 + 80 ms bf16 and 130 + 250 ms float32).
 bool fasterThanMatmul(const at::Tensor& x, const at::Tensor& weight) {
   return x.scalar_type() != at::kBFloat16 || x.size(1) * weight.size(0) <= 64 * 32;
 }
