@@ -63,10 +63,12 @@ class TestHeadLayers : public QObject {
     QTest::newRow("4x4, 8 -> 5 channels, odd size") << 4 << 8 << 5 << 7 << 5;
     QTest::newRow("4x4, 32 -> 16 channels") << 4 << 32 << 16 << 16 << 12;
     QTest::newRow("4x4, one pixel") << 4 << 3 << 2 << 1 << 1;
-    // 256 outputs and more: the weights' gradient as BLAS products (deconvolution_weight_gradient.h), over
-    // one block of rows, then over several blocks with a partial last one.
+    // The weights' gradient by its own kernel (deconvolution_weight_gradient.h): tiles of 6 input by 64
+    // output channels with partial ones of both, edge rows and columns, long rows, rows shared by threads.
+    QTest::newRow("4x4, 13 -> 70 channels") << 4 << 13 << 70 << 7 << 5;
+    QTest::newRow("4x4, 6 -> 64 channels, one row") << 4 << 6 << 64 << 1 << 9;
     QTest::newRow("4x4, 8 -> 256 channels") << 4 << 8 << 256 << 7 << 5;
-    QTest::newRow("4x4, 4 -> 256 channels, rows in blocks") << 4 << 4 << 256 << 5 << 700;
+    QTest::newRow("4x4, 4 -> 48 channels, long rows") << 4 << 4 << 48 << 5 << 700;
     QTest::newRow("3x3 (native)") << 3 << 6 << 4 << 5 << 6;
     QTest::newRow("2x2 (native)") << 2 << 6 << 4 << 5 << 6;
   }

@@ -1,86 +1,104 @@
 #include "deconvolution_weight_gradient.h"
 
 #include "kernel_switch.h"
+#include "vector_lanes.h"
+
+#include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <cstring>
 
 namespace sapiens::detail {
 
 namespace {
 
-// Rows of input pixels per block: products this deep ran at BLAS's rate (scratch program, 0.4b seg head
-// shapes); the block's buffers stay a few MB.
-constexpr int64_t kProductDepth = 1536;
+// A tile's sums in registers: kChannels input channels by kVectors vectors of 16 output channels, 24 of
+// the 32 AVX-512 registers, each broadcast input value used four times and each output-gradient vector
+// six times (loads well under the two FMAs a cycle).
+constexpr int kChannels = 6;
+constexpr int kVectors = 4;
 
-// A block of input rows [m0, m0 + rows) of one sample, padded by a zero column on each side (width
-// W + 2), so that a column shift of a whole block is one offset into it.
-struct Blocks {
-  int64_t batch, in, out, height, width, paddedWidth, rows, perSample;
-
-  Blocks(const at::Tensor& x, const at::Tensor& gradOutput)
-      : batch(x.size(0)),
-        in(x.size(1)),
-        out(gradOutput.size(1)),
-        height(x.size(2)),
-        width(x.size(3)),
-        paddedWidth(width + 2),
-        rows(std::clamp<int64_t>(kProductDepth / (width + 2), 1, height)),
-        perSample((height + rows - 1) / rows) {}
-
-  // Padded pixels of the input rows m0 - 1 ... m0 + rows, and a zero guard pixel at each end.
-  int64_t inputPixels() const { return (rows + 2) * paddedWidth + 2; }
+struct Geometry {
+  int64_t batch, in, out, height, width;
 };
 
-// Pixel p of `quads` holds padded pixels p, p + 1, p + W + 2 and p + W + 3 (guard first) of rows
-// m0 - 1 ... m0 + rows: from the parity's first pixel, one product then covers its four taps (two row
-// shifts by two column shifts), four times as wide as one tap's.
-void fillShiftedQuads(const Blocks& k, const float* x, int64_t sample, int64_t m0, int64_t rows,
-                      float* quads) {
-  const auto source = [&](int64_t q) -> const float* {
-    if (q < 1 || q >= k.inputPixels() - 1) return nullptr;
-    const int64_t r = (q - 1) / k.paddedWidth, column = (q - 1) % k.paddedWidth - 1, row = m0 - 1 + r;
-    if (r > rows + 1 || row < 0 || row >= k.height || column < 0 || column >= k.width) return nullptr;
-    return x + ((sample * k.height + row) * k.width + column) * k.in;
-  };
-  const int64_t offsets[4] = {0, 1, k.paddedWidth, k.paddedWidth + 1};
-  const std::size_t bytes = static_cast<std::size_t>(k.in) * sizeof(float);
-  for (int64_t p = 0; p < k.inputPixels(); ++p) {
-    for (int64_t shift = 0; shift < 4; ++shift) {
-      float* target = quads + (4 * p + shift) * k.in;
-      const float* from = source(p + offsets[shift]);
-      from ? std::memcpy(target, from, bytes) : std::memset(target, 0, bytes);
+// One tap's pixels along an input row: input pixels x[j] (stride `in`) against the output gradient at
+// g[j] (stride 2 * out: every other output column), added into dw (in x out, row-major).
+struct TapRow {
+  const float* x;
+  const float* g;
+  int64_t count;
+  float* dw;
+};
+
+// dw[c][o] += sum over j of x[j][c] g[j][o] for channels c0 .. c0 + C and output vectors o0 .. o0 + 16 V,
+// the last vector masked by `lastMask`.
+template <int C, int V>
+SAPIENS_AVX512 void addTile(const Geometry& k, const TapRow& r, int64_t c0, int64_t o0, __mmask16 lastMask) {
+  __m512 sums[C][V];
+#pragma GCC unroll 8
+  for (int c = 0; c < C; ++c)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) sums[c][v] = _mm512_setzero_ps();
+  const float* x = r.x + c0;
+  const float* g = r.g + o0;
+  for (int64_t j = 0; j < r.count; ++j, x += k.in, g += 2 * k.out) {
+    __m512 gradient[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      gradient[v] = _mm512_maskz_loadu_ps(v + 1 < V ? 0xFFFF : lastMask, g + 16 * v);
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) {
+      const __m512 value = _mm512_set1_ps(x[c]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) sums[c][v] = _mm512_fmadd_ps(value, gradient[v], sums[c][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < C; ++c) {
+    float* target = r.dw + (c0 + c) * k.out + o0;
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const __mmask16 mask = v + 1 < V ? 0xFFFF : lastMask;
+      _mm512_mask_storeu_ps(target + 16 * v, mask,
+                            _mm512_add_ps(_mm512_maskz_loadu_ps(mask, target + 16 * v), sums[c][v]));
     }
   }
 }
 
-// parities[2a + b] row i, padded column n + 1: the output gradient at (2(m0 + i) + a, 2n + b); the pad
-// columns are zero, so the products' rows that straddle two input rows add nothing.
-void fillParityRows(const Blocks& k, const float* gradOutput, int64_t sample, int64_t m0, int64_t rows,
-                    float* parities) {
-  const std::size_t bytes = static_cast<std::size_t>(k.out) * sizeof(float);
-  for (int64_t task = 0; task < 4 * rows; ++task) {
-    const int64_t parity = task / rows, i = task % rows, a = parity / 2, b = parity % 2;
-    float* row = parities + (parity * k.rows + i) * k.paddedWidth * k.out;
-    std::memset(row, 0, bytes);
-    std::memset(row + (k.width + 1) * k.out, 0, bytes);
-    const float* from = gradOutput + ((sample * 2 * k.height + 2 * (m0 + i) + a) * 2 * k.width + b) * k.out;
-    for (int64_t n = 0; n < k.width; ++n) std::memcpy(row + (n + 1) * k.out, from + 2 * n * k.out, bytes);
+template <int C>
+SAPIENS_AVX512 void addTilesOfChannels(const Geometry& k, const TapRow& r, int64_t c0) {
+  for (int64_t o0 = 0; o0 < k.out; o0 += 16 * kVectors) {
+    const int vectors = static_cast<int>(std::min<int64_t>(kVectors, (k.out - o0 + 15) / 16));
+    const __mmask16 lastMask = tailMask16(k.out - o0 - 16 * (vectors - 1));
+    withVectorCount<kVectors>(vectors,
+                              [&](auto v) { addTile<C, decltype(v)::value>(k, r, c0, o0, lastMask); });
   }
 }
 
-// Output pixel (2m + a, 2n + b) reads input rows m + di for di in {a - 1, a} and columns n + dj for dj in
-// {b - 1, b}: from quad pixel (a, b) on. sums[a][b] is out x (di, dj) x in. (Output channels first: BLAS
-// ran these products faster that way round.)
-void addBlockProducts(const Blocks& k, int64_t rows, const at::Tensor& quads, const at::Tensor& parities,
-                      at::Tensor& sums) {
-  const int64_t depth = rows * k.paddedWidth;
-  for (int64_t a = 0; a < 2; ++a) {
-    for (int64_t b = 0; b < 2; ++b) {
-      at::Tensor sum = sums[a][b];
-      sum.addmm_(parities[2 * a + b].narrow(0, 0, depth).t(), quads.narrow(0, a * k.paddedWidth + b, depth));
+SAPIENS_AVX512 void addTapRow(const Geometry& k, const TapRow& r) {
+  int64_t c0 = 0;
+  for (; c0 + kChannels <= k.in; c0 += kChannels) addTilesOfChannels<kChannels>(k, r, c0);
+  for (; c0 < k.in; ++c0) addTilesOfChannels<1>(k, r, c0);
+}
+
+// Input row i of a sample meets output row 2i - 1 + kh through kernel row kh, and input column j output
+// column 2j - 1 + kw: every tap whose output row exists, over the columns whose output column exists.
+SAPIENS_AVX512 void addInputRow(const Geometry& k, const float* x, const float* gradOutput, int64_t row,
+                                float* dw) {
+  const int64_t sample = row / k.height, i = row % k.height;
+  const float* inputRow = x + row * k.width * k.in;
+  for (int64_t kh = 0; kh < 4; ++kh) {
+    const int64_t outputRow = 2 * i - 1 + kh;
+    if (outputRow < 0 || outputRow >= 2 * k.height) continue;
+    const float* gradientRow = gradOutput + (sample * 2 * k.height + outputRow) * 2 * k.width * k.out;
+    for (int64_t kw = 0; kw < 4; ++kw) {
+      const int64_t first = kw == 0 ? 1 : 0, end = k.width - (kw == 3 ? 1 : 0);
+      if (end <= first) continue;
+      addTapRow(k, {inputRow + first * k.in, gradientRow + (2 * first - 1 + kw) * k.out, end - first,
+                    dw + (kh * 4 + kw) * k.in * k.out});
     }
   }
 }
@@ -89,35 +107,32 @@ void addBlockProducts(const Blocks& k, int64_t rows, const at::Tensor& quads, co
 
 bool deconvolutionWeightGradientApplies(const at::Tensor& x, const at::Tensor& gradOutput, int64_t kernel,
                                         int64_t padding, int64_t outputPadding) {
-  static const bool on = !switchedOffByEnvironment("SAPIENS_DECONV_WEIGHT_PRODUCTS");
+  static const bool on = cpu::hasAvx512() && !switchedOffByEnvironment("SAPIENS_DECONV_WEIGHT_KERNEL");
   const auto channelsLastFloat = [](const at::Tensor& t) {
     return t.is_cpu() && t.scalar_type() == at::kFloat && t.dim() == 4 &&
            t.is_contiguous(at::MemoryFormat::ChannelsLast);
   };
   return on && kernel == 4 && padding == 1 && outputPadding == 0 && channelsLastFloat(x) &&
-         channelsLastFloat(gradOutput) && gradOutput.size(1) >= 256 && gradOutput.size(0) == x.size(0) &&
-         gradOutput.size(2) == 2 * x.size(2) && gradOutput.size(3) == 2 * x.size(3);
+         channelsLastFloat(gradOutput) && gradOutput.size(0) == x.size(0) && x.numel() > 0 &&
+         gradOutput.size(1) > 0 && gradOutput.size(2) == 2 * x.size(2) && gradOutput.size(3) == 2 * x.size(3);
 }
 
 at::Tensor deconvolutionWeightGradient(const at::Tensor& x, const at::Tensor& gradOutput) {
-  const Blocks k(x, gradOutput);
-  const auto options = x.options().memory_format(at::MemoryFormat::Contiguous);
-  at::Tensor quads = at::empty({k.inputPixels(), 4 * k.in}, options);
-  at::Tensor parities = at::empty({4, k.rows * k.paddedWidth, k.out}, options);
-  at::Tensor sums = at::zeros({2, 2, k.out, 4 * k.in}, options);
-  for (int64_t block = 0; block < k.batch * k.perSample; ++block) {
-    const int64_t sample = block / k.perSample, m0 = block % k.perSample * k.rows;
-    const int64_t rows = std::min(k.rows, k.height - m0);
-    fillShiftedQuads(k, x.data_ptr<float>(), sample, m0, rows, quads.data_ptr<float>());
-    fillParityRows(k, gradOutput.data_ptr<float>(), sample, m0, rows, parities.data_ptr<float>());
-    addBlockProducts(k, rows, quads, parities, sums);
-  }
-  // [a][b][out][di][dj][in] -> [2a + di][2b + dj][in][out]; kernel row 3 - a for di = a - 1, 1 - a for
-  // di = a: 2a + di = 0, 1, 2, 3 -> rows 3, 1, 2, 0, and columns alike.
-  const at::Tensor byShift =
-      sums.view({2, 2, k.out, 2, 2, k.in}).permute({0, 3, 1, 4, 5, 2}).reshape({4, 4, k.in, k.out});
-  const at::Tensor order = at::tensor({3, 1, 2, 0});
-  return byShift.index_select(0, order).index_select(1, order).permute({2, 3, 0, 1}).contiguous();
+  const Geometry k{x.size(0), x.size(1), gradOutput.size(1), x.size(2), x.size(3)};
+  // One share of the input rows per thread, each summed into its own (4, 4, in, out) buffer: the shares
+  // depend on the thread count only, so the sums' order does not depend on scheduling.
+  const int64_t shares = std::max(1, at::get_num_threads()), rows = k.batch * k.height;
+  at::Tensor partial =
+      at::zeros({shares, 16, k.in, k.out}, x.options().memory_format(at::MemoryFormat::Contiguous));
+  const float* input = x.data_ptr<float>();
+  const float* gradient = gradOutput.data_ptr<float>();
+  float* sums = partial.data_ptr<float>();
+  at::parallel_for(0, shares, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t share = begin; share < end; ++share)
+      for (int64_t row = share * rows / shares; row < (share + 1) * rows / shares; ++row)
+        addInputRow(k, input, gradient, row, sums + share * 16 * k.in * k.out);
+  });
+  return partial.sum(0).view({4, 4, k.in, k.out}).permute({2, 3, 0, 1}).contiguous();
 }
 
 }  // namespace sapiens::detail

@@ -1,19 +1,18 @@
 #pragma once
-// The weight gradient of the heads' 4x4, stride-2, padding-1 transposed convolutions in float32 as BLAS
-// matrix products. Each output pixel of parity (a, b) (row 2m + a, column 2n + b) reads two input rows
-// and two input columns, so the gradient of each of the 16 taps is a product of shifted input pixels and
-// the output gradient's pixels of one parity; taken over blocks of rows, with a parity's four taps as one
-// product, these are products that BLAS runs near its rate, where oneDNN's float32 deconvolution kernel
-// for this pass runs at about two thirds of it (PERFORMANCE.md).
+// The weight gradient of the heads' 4x4, stride-2, padding-1 transposed convolutions in float32, by an
+// AVX-512 kernel that keeps a tile of the sums (6 input by 64 output channels) in registers over an input
+// row's pixels, for each of the 16 taps. Channels-last input and output gradient make both operands of a
+// tap's row plain strided rows. oneDNN's float32 kernel for this pass runs at about two thirds of the GEMM
+// floor, and at 60 % for the narrow layers (128 -> 64, 256 -> 128); this one near the floor
+// (PERFORMANCE.md).
 
 #include <ATen/core/Tensor.h>
 
 namespace sapiens::detail {
 
-/// Whether deconvolutionWeightGradient is the faster path for this layer: float32 x (B, in, H, W) and
-/// output gradient (B, out, 2H, 2W), both channels-last, kernel 4, padding 1, no output padding, at least
-/// 256 output channels (narrower layers are as fast or faster on oneDNN's kernel), and
-/// SAPIENS_DECONV_WEIGHT_PRODUCTS=0 not set.
+/// Whether deconvolutionWeightGradient takes this layer: float32 x (B, in, H, W) and output gradient
+/// (B, out, 2H, 2W), both channels-last, kernel 4, padding 1, no output padding, a CPU with AVX-512, and
+/// SAPIENS_DECONV_WEIGHT_KERNEL=0 not set.
 bool deconvolutionWeightGradientApplies(const at::Tensor& x, const at::Tensor& gradOutput, int64_t kernel,
                                         int64_t padding, int64_t outputPadding);
 

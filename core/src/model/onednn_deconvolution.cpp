@@ -253,10 +253,10 @@ struct DeconvolutionFunction : torch::autograd::Function<DeconvolutionFunction> 
       gradX = runBackwardData(g, gradOutput, kernelWeight)
                   .to(static_cast<c10::ScalarType>(context->saved_data["xType"].toInt()));
     if (context->needs_input_grad(1)) {
-      const bool byProducts = deconvolutionWeightGradientApplies(
+      const bool byOwnKernel = deconvolutionWeightGradientApplies(
           input, gradOutput, kernelWeight.size(2), context->saved_data["padding"].toInt(),
           context->saved_data["outputPadding"].toInt());
-      gradWeight = (byProducts ? deconvolutionWeightGradient(input, gradOutput)
+      gradWeight = (byOwnKernel ? deconvolutionWeightGradient(input, gradOutput)
                                : runBackwardWeights(g, input, gradOutput))
                        .to(static_cast<c10::ScalarType>(context->saved_data["weightType"].toInt()));
     }
