@@ -150,12 +150,16 @@ class TestHeadLayers : public QObject {
     QTest::addColumn<int>("out");
     QTest::addColumn<bool>("withBias");
     QTest::addColumn<bool>("bf16");
-    QTest::newRow("24 -> 5, bias") << 24 << 5 << true << false;
-    QTest::newRow("16 -> 7 (sums in registers), no bias") << 16 << 7 << false << false;
-    QTest::newRow("70 -> 40 (partial vectors), no bias") << 70 << 40 << false << false;
-    QTest::newRow("64 -> 64") << 64 << 64 << true << false;
-    QTest::newRow("bf16, 16 -> 16") << 16 << 16 << true << true;
-    QTest::newRow("bf16, 64 -> 64 (oneDNN's matmul)") << 64 << 64 << true << true;
+    QTest::addColumn<int>("height");
+    QTest::newRow("24 -> 5, bias") << 24 << 5 << true << false << 9;
+    QTest::newRow("16 -> 7 (sums in registers), no bias") << 16 << 7 << false << false << 9;
+    QTest::newRow("70 -> 40 (partial vectors), no bias") << 70 << 40 << false << false << 9;
+    QTest::newRow("64 -> 64") << 64 << 64 << true << false << 9;
+    // Over 8192 pixels: two tasks, each summing its pixels in chunks, the last ones partial.
+    QTest::newRow("64 -> 48, bias, tasks of chunks") << 64 << 48 << true << false << 597;
+    QTest::newRow("bf16, 16 -> 16") << 16 << 16 << true << true << 9;
+    QTest::newRow("bf16, 64 -> 29, chunks") << 64 << 29 << true << true << 41;
+    QTest::newRow("bf16, 64 -> 64 (oneDNN's matmul)") << 64 << 64 << true << true << 9;
   }
 
   // A 1x1 convolution of a channels-last tensor runs as one pass over its pixels' channel rows (or a
@@ -165,9 +169,10 @@ class TestHeadLayers : public QObject {
     QFETCH(int, out);
     QFETCH(bool, withBias);
     QFETCH(bool, bf16);
+    QFETCH(int, height);
     at::manual_seed(13);
     const auto dtype = bf16 ? at::kBFloat16 : at::kFloat;
-    const at::Tensor x = at::randn({2, in, 9, 7}).to(dtype).contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor x = at::randn({2, in, height, 7}).to(dtype).contiguous(at::MemoryFormat::ChannelsLast);
     const at::Tensor weight = (at::randn({out, in, 1, 1}) * 0.2).to(dtype);
     const at::Tensor bias = withBias ? at::randn({out}).to(dtype) : at::Tensor();
     const auto leaf = [](const at::Tensor& t) { return t.detach().to(at::kFloat).requires_grad_(true); };

@@ -1,10 +1,10 @@
 #pragma once
-// The weight gradient of the heads' 4x4, stride-2, padding-1 transposed convolutions in float32, by an
-// AVX-512 kernel that keeps a tile of the sums (6 input by 64 output channels) in registers over an input
-// row's pixels, for each of the 16 taps. Channels-last input and output gradient make both operands of a
-// tap's row plain strided rows. oneDNN's float32 kernel for this pass runs at about two thirds of the GEMM
-// floor, and at 60 % for the narrow layers (128 -> 64, 256 -> 128); this one near the floor
-// (PERFORMANCE.md).
+// The weight gradient of the heads' 4x4, stride-2, padding-1 transposed convolutions in float32: for each
+// of the 16 taps and input row, the sums of outer products of the row's input pixels and the output
+// gradient's pixels they meet (outer_product_sums.h, a tile of the sums in registers). Channels-last input
+// and output gradient make both operands plain strided rows. oneDNN's float32 kernel for this pass runs at
+// about two thirds of the GEMM floor, and at 60 % for the narrow layers (128 -> 64, 256 -> 128); this one
+// near the floor (PERFORMANCE.md).
 
 #include <ATen/core/Tensor.h>
 

@@ -3,6 +3,7 @@
 #include "channels_last.h"
 #include "kernel_switch.h"
 #include "norm_silu_lanes.h"
+#include "outer_product_sums.h"
 
 #include "sapiens/common/cpu_features.h"
 
@@ -29,6 +30,8 @@ using norm_silu::storeOnce;
 constexpr int64_t kMaxChannels = 128;
 constexpr int kMaxVectors = kMaxChannels / 16;
 constexpr int64_t kPixelsPerTask = 8192;
+// Pixels whose gx pass and weight-gradient sums share the cache (64 channels: 64 KB of each operand).
+constexpr int64_t kPixelsPerSum = 256;
 
 int vectorsFor(int64_t channels) {
   return static_cast<int>((channels + 15) / 16);
@@ -131,18 +134,16 @@ struct GradientSums {
   std::vector<float> weights, bias;
 };
 
-// gx = W^T gy, and the sums of gy x^T and gy, for P pixels from `pixel` (added in pixel order); CV input
-// vectors.
+// gx = W^T gy for P pixels from `pixel`; CV input vectors. Asks for x's lines too, which the weights'
+// gradient reads next.
 template <int CV, int P, typename T>
-SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t pixel, const PaddedWeights& w,
-                                       GradientSums& sums) {
+SAPIENS_AVX512 void inputGradientBlock(const T* x, const T* gy, T* gx, int64_t pixel,
+                                       const PaddedWeights& w) {
   const int64_t inputs = w.inputs, outputs = w.outputs;
-  __m512 row[P][CV], gradient[P][CV];
+  __m512 gradient[P][CV];
   for (int p = 0; p < P; ++p) {
     for (int v = 0; v < CV; ++v) {
-      const T* in = x + (pixel + p) * inputs + 16 * v;
-      prefetchAhead(in);
-      row[p][v] = load(in, tailMask16(inputs - 16 * v));
+      prefetchAhead(x + (pixel + p) * inputs + 16 * v);
       gradient[p][v] = _mm512_setzero_ps();
     }
   }
@@ -151,28 +152,14 @@ SAPIENS_AVX512 void backwardPixelBlock(const T* x, const T* gy, T* gx, int64_t p
     __m512 go[P];
     for (int p = 0; p < P; ++p) go[p] = g.broadcast(p, o);
     const float* weights = w.byOutput.data() + o * w.inputStride;
-    float* weightSums = sums.weights.data() + o * w.inputStride;
     for (int v = 0; v < CV; ++v) {
       const __m512 column = _mm512_loadu_ps(weights + 16 * v);
-      __m512 sum = _mm512_loadu_ps(weightSums + 16 * v);
-      for (int p = 0; p < P; ++p) {
-        gradient[p][v] = _mm512_fmadd_ps(column, go[p], gradient[p][v]);
-        sum = _mm512_fmadd_ps(row[p][v], go[p], sum);
-      }
-      _mm512_storeu_ps(weightSums + 16 * v, sum);
+      for (int p = 0; p < P; ++p) gradient[p][v] = _mm512_fmadd_ps(column, go[p], gradient[p][v]);
     }
   }
-  for (int p = 0; p < P; ++p) {
-    for (int v = 0; v < CV; ++v) {
-      T* out = gx + (pixel + p) * inputs + 16 * v;
-      storeOnce(out, tailMask16(inputs - 16 * v), gradient[p][v]);
-    }
-    for (int64_t v = 0; v < w.outputStride / 16; ++v) {
-      const __m512 go = load(gy + (pixel + p) * outputs + 16 * v, tailMask16(outputs - 16 * v));
-      _mm512_storeu_ps(sums.bias.data() + 16 * v,
-                       _mm512_add_ps(go, _mm512_loadu_ps(sums.bias.data() + 16 * v)));
-    }
-  }
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < CV; ++v)
+      storeOnce(gx + (pixel + p) * inputs + 16 * v, tailMask16(inputs - 16 * v), gradient[p][v]);
 }
 
 /// The sums of gy x^T and gy of a layer with one input vector and at most 16 outputs, in registers.
@@ -180,9 +167,8 @@ struct NarrowSums {
   __m512 weight[16], bias;
 };
 
-// backwardPixelBlock for one input vector and at most 16 outputs (the fixture-sized heads): each output's
-// weight-gradient sum stays in a register over the whole range instead of a load and a store per block.
-// The same additions in the same order.
+// The backward pass for one input vector and at most 16 outputs (the fixture-sized heads) in one pass: each
+// output's weight-gradient sum stays in a register over the whole range.
 template <int P, typename T>
 SAPIENS_AVX512 inline void backwardNarrowBlock(const T* x, const T* gy, T* gx, int64_t pixel,
                                                const PaddedWeights& w, NarrowSums& sums) {
@@ -228,7 +214,8 @@ SAPIENS_AVX512 void backwardNarrowPixels(const T* x, const T* gy, T* gx, int64_t
   addInto(sums.bias.data(), narrow.bias);
 }
 
-// gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors.
+// gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors. In chunks whose
+// x and gy the sums read from the cache, just after the chunk's gx pass has read them.
 template <int CV, typename T>
 SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
                                    const PaddedWeights& w, GradientSums& sums) {
@@ -236,9 +223,17 @@ SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin
     if (w.outputs <= 16) return backwardNarrowPixels(x, gy, gx, begin, end, w, sums);
   }
   constexpr int P = pixelsAtOnce(CV);
-  int64_t pixel = begin;
-  for (; pixel + P <= end; pixel += P) backwardPixelBlock<CV, P>(x, gy, gx, pixel, w, sums);
-  for (; pixel < end; ++pixel) backwardPixelBlock<CV, 1>(x, gy, gx, pixel, w, sums);
+  static const T one(1.0f);
+  for (int64_t chunk = begin; chunk < end; chunk += kPixelsPerSum) {
+    const int64_t chunkEnd = std::min(end, chunk + kPixelsPerSum);
+    int64_t pixel = chunk;
+    for (; pixel + P <= chunkEnd; pixel += P) inputGradientBlock<CV, P>(x, gy, gx, pixel, w);
+    for (; pixel < chunkEnd; ++pixel) inputGradientBlock<CV, 1>(x, gy, gx, pixel, w);
+    const PixelRows<T> gradient{gy + chunk * w.outputs, w.outputs, w.outputs};
+    addOuterProductSums(gradient, PixelRows<T>{x + chunk * w.inputs, w.inputs, w.inputs}, chunkEnd - chunk,
+                        sums.weights.data(), w.inputStride);
+    addOuterProductSums(PixelRows<T>{&one, 0, 1}, gradient, chunkEnd - chunk, sums.bias.data(), 0);
+  }
   finishStreamingStores();
 }
 
