@@ -4,12 +4,14 @@
 // quietly differ from the official heads.
 
 #include "finetune/mixed_precision.h"
+#include "model/deconvolution_weight_gradient.h"
 #include "model/instance_norm_silu.h"
 #include "model/layers.h"
 #include "model/onednn_deconvolution.h"
 #include "sapiens/common/cpu_features.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <QtTest>
@@ -60,17 +62,21 @@ class TestHeadLayers : public QObject {
     QTest::addColumn<int>("out");
     QTest::addColumn<int>("height");
     QTest::addColumn<int>("width");
-    QTest::newRow("4x4, 8 -> 5 channels, odd size") << 4 << 8 << 5 << 7 << 5;
-    QTest::newRow("4x4, 32 -> 16 channels") << 4 << 32 << 16 << 16 << 12;
-    QTest::newRow("4x4, one pixel") << 4 << 3 << 2 << 1 << 1;
+    QTest::addColumn<int>("threads");  // 0: as set
+    QTest::newRow("4x4, 8 -> 5 channels, odd size") << 4 << 8 << 5 << 7 << 5 << 0;
+    QTest::newRow("4x4, 32 -> 16 channels") << 4 << 32 << 16 << 16 << 12 << 0;
+    QTest::newRow("4x4, one pixel") << 4 << 3 << 2 << 1 << 1 << 0;
     // The weights' gradient by its own kernel (deconvolution_weight_gradient.h): tiles of 6 input by 64
-    // output channels with partial ones of both, edge rows and columns, long rows, rows shared by threads.
-    QTest::newRow("4x4, 13 -> 70 channels") << 4 << 13 << 70 << 7 << 5;
-    QTest::newRow("4x4, 6 -> 64 channels, one row") << 4 << 6 << 64 << 1 << 9;
-    QTest::newRow("4x4, 8 -> 256 channels") << 4 << 8 << 256 << 7 << 5;
-    QTest::newRow("4x4, 4 -> 48 channels, long rows") << 4 << 4 << 48 << 5 << 700;
-    QTest::newRow("3x3 (native)") << 3 << 6 << 4 << 5 << 6;
-    QTest::newRow("2x2 (native)") << 2 << 6 << 4 << 5 << 6;
+    // output channels with partial ones of both, edge rows and columns, long rows, rows in shares of one,
+    // two and three threads (14 rows in all).
+    QTest::newRow("4x4, 13 -> 70 channels") << 4 << 13 << 70 << 7 << 5 << 0;
+    QTest::newRow("4x4, 13 -> 70 channels, one thread") << 4 << 13 << 70 << 7 << 5 << 1;
+    QTest::newRow("4x4, 13 -> 70 channels, three threads") << 4 << 13 << 70 << 7 << 5 << 3;
+    QTest::newRow("4x4, 6 -> 64 channels, one row") << 4 << 6 << 64 << 1 << 9 << 0;
+    QTest::newRow("4x4, 8 -> 256 channels") << 4 << 8 << 256 << 7 << 5 << 0;
+    QTest::newRow("4x4, 4 -> 48 channels, long rows") << 4 << 4 << 48 << 5 << 700 << 0;
+    QTest::newRow("3x3 (native)") << 3 << 6 << 4 << 5 << 6 << 0;
+    QTest::newRow("2x2 (native)") << 2 << 6 << 4 << 5 << 6 << 0;
   }
 
   void deconvolutionMatchesConvTranspose2d() {
@@ -79,6 +85,10 @@ class TestHeadLayers : public QObject {
     QFETCH(int, out);
     QFETCH(int, height);
     QFETCH(int, width);
+    QFETCH(int, threads);
+    const int threadsBefore = at::get_num_threads();
+    if (threads > 0) at::set_num_threads(threads);
+    const auto restoreThreads = qScopeGuard([&] { at::set_num_threads(threadsBefore); });
     at::manual_seed(11);
     const at::Tensor x = at::randn({2, in, height, width}).requires_grad_(true);
     const at::Tensor weight = (at::randn({in, out, kernel, kernel}) * 0.2).requires_grad_(true);
@@ -91,10 +101,28 @@ class TestHeadLayers : public QObject {
              qPrintable(QString::number(largestDifference(ours, reference))));
 
     const at::Tensor upstream = at::randn_like(reference);
+    if (kernel == 4 && sapiens::cpu::hasAvx512())
+      QVERIFY(sapiens::detail::deconvolutionWeightGradientApplies(
+          x.contiguous(at::MemoryFormat::ChannelsLast), upstream.contiguous(at::MemoryFormat::ChannelsLast),
+          4, 1, 0));
     const auto expected = torch::autograd::grad({reference}, {x, weight}, {upstream});
     const auto got = torch::autograd::grad({ours}, {x, weight}, {upstream});
     const QString mismatch = gradientMismatch(got, expected, 1e-5);
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+  }
+
+  // A non-finite output gradient reaches exactly the weights' gradients it touches, as in ConvTranspose2d.
+  void deconvolutionWeightGradientKeepsNaN() {
+    at::manual_seed(12);
+    const at::Tensor x = at::randn({2, 13, 5, 4});
+    const at::Tensor weight = (at::randn({13, 70, 4, 4}) * 0.2).requires_grad_(true);
+    const at::Tensor upstream = at::randn({2, 70, 10, 8});
+    upstream[1][3][0][5] = std::numeric_limits<float>::quiet_NaN();
+    const auto expected =
+        torch::autograd::grad({at::conv_transpose2d(x, weight, {}, {2, 2}, {1, 1})}, {weight}, {upstream});
+    const auto got = torch::autograd::grad({sapiens::detail::deconv2d(x, weight)}, {weight}, {upstream});
+    QVERIFY(at::isnan(expected[0]).any().item<bool>());
+    QVERIFY(at::equal(at::isnan(got[0]), at::isnan(expected[0])));
   }
 
   void deconvolutionInBf16ComputesInFloat() {
@@ -155,7 +183,7 @@ class TestHeadLayers : public QObject {
     QTest::newRow("16 -> 7 (sums in registers), no bias") << 16 << 7 << false << false << 9;
     QTest::newRow("70 -> 40 (partial vectors), no bias") << 70 << 40 << false << false << 9;
     QTest::newRow("64 -> 64") << 64 << 64 << true << false << 9;
-    // Over 8192 pixels: two tasks, each summing its pixels in chunks, the last ones partial.
+    // Over 8192 pixels: two tasks, each summing its pixels in chunks of 256, the second task's one partial.
     QTest::newRow("64 -> 48, bias, tasks of chunks") << 64 << 48 << true << false << 597;
     QTest::newRow("bf16, 16 -> 16") << 16 << 16 << true << true << 9;
     QTest::newRow("bf16, 64 -> 29, chunks") << 64 << 29 << true << true << 41;
@@ -197,6 +225,26 @@ class TestHeadLayers : public QObject {
     const auto got = torch::autograd::grad({ours}, inputs, {upstream.to(dtype)});
     const QString mismatch = gradientMismatch(got, expected, bf16 ? 0.02 : 1e-5);
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+  }
+
+  // A non-finite output gradient reaches the input's, the weights' and the bias's gradients as in conv2d.
+  void pointwiseConvolutionBackwardKeepsNaN() {
+    at::manual_seed(14);
+    const at::Tensor x =
+        at::randn({2, 64, 41, 7}).contiguous(at::MemoryFormat::ChannelsLast).requires_grad_(true);
+    const at::Tensor weight = (at::randn({48, 64, 1, 1}) * 0.2).requires_grad_(true);
+    const at::Tensor bias = at::randn({48}).requires_grad_(true);
+    const at::Tensor upstream = at::randn({2, 48, 41, 7});
+    upstream[0][5][30][2] = std::numeric_limits<float>::quiet_NaN();
+    const auto expected =
+        torch::autograd::grad({at::conv2d(x.contiguous(), weight, bias)}, {x, weight, bias}, {upstream});
+    const auto got =
+        torch::autograd::grad({sapiens::detail::conv2dSummingInFloat(x, weight, bias, {1, 1}, {0, 0})},
+                              {x, weight, bias}, {upstream});
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      QVERIFY(at::isnan(expected[i]).any().item<bool>());
+      QVERIFY2(at::equal(at::isnan(got[i]), at::isnan(expected[i])), qPrintable(QString::number(i)));
+    }
   }
 
   // The seg/pose body as the heads run it (deconvolution, norm + SiLU, 1x1 convolution) from features given

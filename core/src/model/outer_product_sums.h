@@ -34,16 +34,16 @@ SAPIENS_AVX512 void addTile(const PixelRows<T>& a, const PixelRows<T>& b, int64_
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) tile[r][v] = _mm512_setzero_ps();
-  const T* x = a.values + i0;
-  const T* y = b.values + j0;
-  for (int64_t p = 0; p < pixels; ++p, x += a.stride, y += b.stride) {
+  const T* aPixel = a.values + i0;
+  const T* bPixel = b.values + j0;
+  for (int64_t p = 0; p < pixels; ++p, aPixel += a.stride, bPixel += b.stride) {
     __m512 column[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v)
-      column[v] = norm_silu::load(y + 16 * v, v + 1 < V ? __mmask16(0xFFFF) : lastMask);
+      column[v] = norm_silu::load(bPixel + 16 * v, v + 1 < V ? __mmask16(0xFFFF) : lastMask);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512 value = _mm512_set1_ps(static_cast<float>(x[r]));
+      const __m512 value = _mm512_set1_ps(static_cast<float>(aPixel[r]));
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) tile[r][v] = _mm512_fmadd_ps(value, column[v], tile[r][v]);
     }
@@ -80,6 +80,7 @@ SAPIENS_AVX512 void addOuterProductSums(const PixelRows<T>& a, const PixelRows<T
                                         float* sums, int64_t sumsStride) {
   using namespace outer_product;
   for (int64_t i0 = 0; i0 < a.count; i0 += kRows) {
+    // withVectorCount hands a count known at compile time: here the tile's rows.
     withVectorCount<kRows>(static_cast<int>(std::min<int64_t>(kRows, a.count - i0)), [&](auto rows) {
       addRowsOfTiles<decltype(rows)::value>(a, b, pixels, i0, sums, sumsStride);
     });

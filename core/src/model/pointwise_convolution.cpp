@@ -214,8 +214,8 @@ SAPIENS_AVX512 void backwardNarrowPixels(const T* x, const T* gy, T* gx, int64_t
   addInto(sums.bias.data(), narrow.bias);
 }
 
-// gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors. In chunks whose
-// x and gy the sums read from the cache, just after the chunk's gx pass has read them.
+// gx = W^T gy, and the sums of gy x^T and gy, for pixels [begin, end); CV input vectors. In chunks: the
+// sums read x and gy from the cache, just after the chunk's gx pass has read gy and asked for x.
 template <int CV, typename T>
 SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin, int64_t end,
                                    const PaddedWeights& w, GradientSums& sums) {
@@ -223,7 +223,7 @@ SAPIENS_AVX512 void backwardPixels(const T* x, const T* gy, T* gx, int64_t begin
     if (w.outputs <= 16) return backwardNarrowPixels(x, gy, gx, begin, end, w, sums);
   }
   constexpr int P = pixelsAtOnce(CV);
-  static const T one(1.0f);
+  const T one(1.0f);
   for (int64_t chunk = begin; chunk < end; chunk += kPixelsPerSum) {
     const int64_t chunkEnd = std::min(end, chunk + kPixelsPerSum);
     int64_t pixel = chunk;

@@ -1,10 +1,10 @@
 #pragma once
 // The heads' 1x1 convolutions of channels-last activations (NHWC in memory, as oneDNN's deconvolutions
 // leave them) on AVX-512 CPUs: each pixel's output channels from its input channels with the weights in
-// the core's cache, forward in one pass; backward in one pass that reads the input and the output gradient
-// once and gives the input's, the weights' and the bias's gradients together. Tall, narrow matrix
-// products (millions of pixels by 16-64 channels) are where BLAS spends its time packing and zeroing, and
-// LibTorch 1.13's channels-last convolutions are slow backward.
+// the core's cache, forward in one pass; backward in chunks of pixels, each chunk's input gradient and then
+// its weights' and bias's gradient sums (outer_product_sums.h) while the chunk is in the cache. Tall, narrow
+// matrix products (millions of pixels by 16-64 channels) are where BLAS spends its time packing and zeroing,
+// and LibTorch 1.13's channels-last convolutions are slow backward.
 
 #include <ATen/core/Tensor.h>
 
