@@ -269,10 +269,12 @@ struct Operand {
 SAPIENS_AMX_BF16 void softmaxChunk(BlockBuffers& buffers, const Layout& l, int64_t rows, int64_t count,
                                    int64_t paddedCount) {
   const int64_t width = l.outChunks * 16;
+  float chunkMaxima[kBlockRows];
+  rowMaxima(buffers.scores.data(), kChunkKeys, rows, count, chunkMaxima);
   for (int64_t r = 0; r < rows; ++r) {
     const float* scores = buffers.scores.data() + r * kChunkKeys;
     std::uint16_t* p = buffers.probabilities.data() + r * kChunkKeys;
-    const float maximum = std::max(buffers.maxima[r], rowMaximum(scores, count));
+    const float maximum = std::max(buffers.maxima[r], chunkMaxima[r]);
     if (maximum > buffers.maxima[r]) {
       const float factor = std::exp((buffers.maxima[r] - maximum) * l.scale);  // 0 on the first chunk
       float* output = buffers.output.data() + r * width;
