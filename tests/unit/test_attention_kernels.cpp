@@ -12,6 +12,12 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
+#include <vector>
+
+#if defined(__x86_64__)
+#include "model/softmax_rows_bf16.h"
+#endif
 
 using namespace sapiens;
 
@@ -157,6 +163,40 @@ class AttentionKernelsTest : public QObject {
       QVERIFY(at::isfinite(out.narrow(1, 0, 2)).all().item<bool>());
     }
     if (!anyRan) QSKIP("no bf16 attention kernel is used on this CPU");
+  }
+
+  // The bf16 kernels' row pass over whole vector pairs, a whole vector and a partial one: the float32 sum
+  // of the exponentials within 5e-6 of double precision (a shorter fit than the kernel's degree 4 fails
+  // this), every probability within a bf16 rounding of its exponential from 1 down to e^-40, a score of
+  // -inf weighing 0 and a NaN score coming out NaN.
+  void bf16SoftmaxRowMatchesTheExponential() {
+#if defined(__x86_64__)
+    if (!cpu::hasAvx512Bf16()) QSKIP("this CPU has no AVX512_BF16: the bf16 kernels are not used here");
+    const int64_t n = 77;
+    const float scale = 0.7f, maximum = 3.0f;
+    std::vector<float> scores(n);
+    for (int64_t i = 0; i < n; ++i) scores[i] = maximum - 57.0f * static_cast<float>(i) / (n - 1);
+    scores[40] = -std::numeric_limits<float>::infinity();
+    std::vector<std::uint16_t> p(n);
+    const float sum = sapiens::detail::expShiftedRowToBf16(scores.data(), p.data(), n, scale, maximum);
+    const auto probability = [&](int64_t i) {
+      return static_cast<double>(c10::BFloat16(p[i], c10::BFloat16::from_bits()));
+    };
+    double exact = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (i == 40) continue;
+      const double e = std::exp(static_cast<double>(scale) * (scores[i] - maximum));
+      exact += e;
+      QVERIFY2(std::abs(probability(i) - e) <= e / 256, qPrintable(QString("score %1").arg(scores[i])));
+    }
+    QCOMPARE(probability(40), 0.0);
+    QVERIFY2(std::abs(sum - exact) <= 5e-6 * exact, qPrintable(QString("%1 vs %2").arg(sum).arg(exact)));
+    scores[70] = std::nanf("");
+    QVERIFY(std::isnan(sapiens::detail::expShiftedRowToBf16(scores.data(), p.data(), n, scale, maximum)));
+    QVERIFY(std::isnan(probability(70)));
+#else
+    QSKIP("the bf16 kernels are x86-64 only");
+#endif
   }
 
   void matrixProductPathMatchesDoublePrecision() {
