@@ -107,6 +107,25 @@ class TestOneDnnMatmul : public QObject {
     QVERIFY(got.defined());
     QVERIFY(maxError(got, reference(c).transpose(0, 1)) <= reference(c).abs().max().item<double>() / 256.0);
   }
+
+  // The SwiGLU's row passes write each part of the output into a buffer the caller holds: the result is
+  // that buffer, with what the allocating call gives, and a buffer of another shape is refused by name.
+  void writesIntoTheCallersBuffer() {
+    c10::InferenceMode inference;
+    const Case c = makeCase(50, 128, 64, true, false, false, false, true);
+    if (!oneDnnLinearApplies(c.x, c.weight)) QSKIP("oneDNN's bf16 matmul is not used here");
+    const at::Tensor buffer = at::full({2, 50, 64}, 7.0, c.x.options());
+    const at::Tensor got = oneDnnLinear(c.x, c.weight, c.bias, c.epilogue, buffer);
+    QCOMPARE(got.data_ptr(), buffer.data_ptr());
+    QVERIFY(at::equal(buffer, oneDnnLinear(c.x, c.weight, c.bias, c.epilogue)));
+    bool refused = false;
+    try {
+      oneDnnLinear(c.x, c.weight, c.bias, c.epilogue, at::empty({2, 50, 65}, c.x.options()));
+    } catch (const c10::Error& e) {
+      refused = QString(e.what()).contains("output buffer");
+    }
+    QVERIFY(refused);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestOneDnnMatmul)

@@ -138,7 +138,7 @@ bool oneDnnLinearApplies(const at::Tensor& x, const at::Tensor& weight) {
 }
 
 at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                        const MatmulEpilogue& epilogue) {
+                        const MatmulEpilogue& epilogue, const at::Tensor& out) {
   const int64_t k = weight.size(1), n = weight.size(0), m = x.numel() / k;
   const at::Tensor src = x.contiguous();
   const at::Tensor w = weight.contiguous();
@@ -156,12 +156,17 @@ at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at:
 
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
   shape.back() = n;
-  at::Tensor out = at::empty(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
+  TORCH_CHECK(!out.defined() || (out.sizes() == at::IntArrayRef(shape) && out.is_contiguous() &&
+                                 out.scalar_type() == x.scalar_type()),
+              "oneDnnLinear: the output buffer is ", out.sizes(), ", not a contiguous ",
+              at::IntArrayRef(shape));
+  const at::Tensor y =
+      out.defined() ? out : at::empty(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, wrap(src, m, k)},
       {DNNL_ARG_WEIGHTS, dnnl::memory({{k, n}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ba},
                                       oneDnnEngine(), w.data_ptr())},
-      {DNNL_ARG_DST, wrap(out, m, n)}};
+      {DNNL_ARG_DST, wrap(y, m, n)}};
   if (b.defined()) args.emplace(DNNL_ARG_BIAS, wrap(b, 1, n));
   int index = e.silu ? 1 : 0;
   if (e.scale.defined())
@@ -173,7 +178,7 @@ at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at:
   dnnl::stream stream(oneDnnEngine());
   primitive->execute(stream, args);
   stream.wait();
-  return out;
+  return y;
 }
 
 #else
@@ -186,7 +191,8 @@ bool oneDnnLinearApplies(const at::Tensor&, const at::Tensor&) {
   return false;
 }
 
-at::Tensor oneDnnLinear(const at::Tensor&, const at::Tensor&, const at::Tensor&, const MatmulEpilogue&) {
+at::Tensor oneDnnLinear(const at::Tensor&, const at::Tensor&, const at::Tensor&, const MatmulEpilogue&,
+                        const at::Tensor&) {
   return {};
 }
 

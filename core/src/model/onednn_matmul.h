@@ -28,8 +28,10 @@ bool oneDnnLinearApplies(const at::Tensor& x, const at::Tensor& weight);
 
 /// y = epilogue(x W^T + b) for x (..., K), weight (N, K), bias (N) or undefined. Returns an undefined
 /// tensor when oneDNN offers no optimised kernel for the shapes (the caller then computes it in ATen).
+/// Written into `out` when it is defined: a contiguous tensor of y's shape and dtype that the caller
+/// reuses (a buffer freed and taken again every layer leaves holes that the heap grows around).
 at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                        const MatmulEpilogue& epilogue = {});
+                        const MatmulEpilogue& epilogue = {}, const at::Tensor& out = {});
 
 /// The same in ATen ops (bf16 roundings between them): the reference and the fallback.
 at::Tensor linearWithEpilogue(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
