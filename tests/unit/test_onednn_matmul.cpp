@@ -3,6 +3,7 @@
 // least as close to it as LibTorch's own bf16 path with an op (and a rounding) per step.
 
 #include "model/onednn_matmul.h"
+#include "sapiens/model/linear_product.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
@@ -125,6 +126,19 @@ class TestOneDnnMatmul : public QObject {
       refused = QString(e.what()).contains("output buffer");
     }
     QVERIFY(refused);
+  }
+
+  // The benchmarks' floor times the product into a tensor it keeps: float32 (ATen) and bf16 alike, the
+  // result is in that tensor and equal to the allocating product's.
+  void floorProductWritesIntoItsTensor() {
+    c10::InferenceMode inference;
+    for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+      const Case c = makeCase(33, 96, 40, false, false, false, false, false);
+      const at::Tensor x = c.x.to(dtype).reshape({-1, 96}), w = c.weight.to(dtype);
+      const at::Tensor out = at::zeros({x.size(0), 40}, x.options());
+      sapiens::linearProductInto(x, w, out);
+      QVERIFY(at::equal(out, sapiens::linearProduct(x, w)));
+    }
   }
 };
 

@@ -26,7 +26,8 @@ at::Tensor repeatHeads(const at::Tensor& t, int64_t heads) {
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   if (amxAttentionApplies(q, k, v)) return amxAttention(q, k, v);
   if (oneDnnAttentionApplies(q, k, v)) {
-    at::Tensor out = oneDnnAttention(q, k, v);
+    // v head-major, as oneDNN's products read best (the AMX kernel lays v out itself).
+    at::Tensor out = oneDnnAttention(q, k, v.contiguous());
     if (out.defined()) return out;
   }
 #if TORCH_VERSION_MAJOR >= 2

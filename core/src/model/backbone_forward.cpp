@@ -41,10 +41,9 @@ at::Tensor attentionBranch(const ParameterAccess& p, const AttentionConfig& cfg,
   const bool bf16Tables = rope == nullptr || rope->sin.scalar_type() == at::kBFloat16;
   if (cfg.qkNorm && bf16Tables && fusedNormApplies(q, p("q_norm.weight")) &&
       fusedNormApplies(k, p("k_norm.weight"))) {
-    // One pass each over q and k, written head-major; v alike (a copy), as oneDNN's products read best.
+    // One pass each over q and k, written head-major.
     q = rmsNormRopeBf16(q, p("q_norm.weight"), kRmsNormEps, rope);
     k = rmsNormRopeBf16(k, p("k_norm.weight"), kRmsNormEps, rope);
-    v = v.contiguous();
   } else {
     q = q.permute({0, 2, 1, 3});
     k = k.permute({0, 2, 1, 3});

@@ -154,4 +154,11 @@ at::Tensor linearProduct(const at::Tensor& x, const at::Tensor& weight) {
   return detail::linearBestPath(x, weight, {});
 }
 
+void linearProductInto(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& out) {
+  if (detail::oneDnnLinearApplies(x, weight) && detail::oneDnnLinear(x, weight, {}, {}, out).defined())
+    return;
+  at::Tensor target = out;
+  at::linear_out(target, x, weight);
+}
+
 }  // namespace sapiens

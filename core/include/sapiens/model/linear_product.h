@@ -9,4 +9,8 @@ namespace sapiens {
 
 at::Tensor linearProduct(const at::Tensor& x, const at::Tensor& weight);
 
+/// The same into `out`, a contiguous tensor of the product's shape, dtype and device (what the
+/// benchmarks' floor reuses, so that its samples take no memory of their own between the model's runs).
+void linearProductInto(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& out);
+
 }  // namespace sapiens
