@@ -26,9 +26,9 @@ double median(std::vector<double> values);
 class GemmFloor {
  public:
   /// Makes the product's operands and result (random (m, k) and (n, k), an (m, n) result), kept for
-  /// every sample: made once, before the model exists, they are not part of what the model's runs are
-  /// measured to take, and samples between the runs take no memory (a 50 MB result taken per sample grew
-  /// the heap beside the model's freed tensors, by up to 67 MB of a bf16 0.4b run's peak).
+  /// every sample, so that samples between the model's runs take no memory of their own (a 50 MB result
+  /// taken per sample grew the heap beside the model's freed tensors, by up to 67 MB of a bf16 0.4b run's
+  /// peak). `bench` measures the model's memory before the floor exists.
   GemmFloor(GemmShape shape, const c10::Device& device, c10::ScalarType dtype);
   /// Times the product (median of three) and keeps the sample.
   void sample();

@@ -172,7 +172,7 @@ class AttentionKernelsTest : public QObject {
   void bf16SoftmaxRowMatchesTheExponential() {
 #if defined(__x86_64__)
     if (!cpu::hasAvx512Bf16()) QSKIP("this CPU has no AVX512_BF16: the bf16 kernels are not used here");
-    const int64_t n = 77;
+    const int64_t n = 93;  // two pairs of whole vectors, one whole vector, 13 in a partial one
     const float scale = 0.7f, maximum = 3.0f;
     std::vector<float> scores(n);
     for (int64_t i = 0; i < n; ++i) scores[i] = maximum - 57.0f * static_cast<float>(i) / (n - 1);
@@ -191,9 +191,12 @@ class AttentionKernelsTest : public QObject {
     }
     QCOMPARE(probability(40), 0.0);
     QVERIFY2(std::abs(sum - exact) <= 5e-6 * exact, qPrintable(QString("%1 vs %2").arg(sum).arg(exact)));
-    scores[70] = std::nanf("");
-    QVERIFY(std::isnan(sapiens::detail::expShiftedRowToBf16(scores.data(), p.data(), n, scale, maximum)));
-    QVERIFY(std::isnan(probability(70)));
+    for (const int64_t at : {20, 70, 90}) {  // in a pair of vectors, the lone whole one, the partial one
+      std::vector<float> poisoned = scores;
+      poisoned[at] = std::nanf("");
+      QVERIFY(std::isnan(sapiens::detail::expShiftedRowToBf16(poisoned.data(), p.data(), n, scale, maximum)));
+      QVERIFY(std::isnan(probability(at)));
+    }
 #else
     QSKIP("the bf16 kernels are x86-64 only");
 #endif

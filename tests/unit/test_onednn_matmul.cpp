@@ -136,7 +136,9 @@ class TestOneDnnMatmul : public QObject {
       const Case c = makeCase(33, 96, 40, false, false, false, false, false);
       const at::Tensor x = c.x.to(dtype).reshape({-1, 96}), w = c.weight.to(dtype);
       const at::Tensor out = at::zeros({x.size(0), 40}, x.options());
+      const void* data = out.data_ptr();
       sapiens::linearProductInto(x, w, out);
+      QCOMPARE(out.data_ptr(), data);
       QVERIFY(at::equal(out, sapiens::linearProduct(x, w)));
     }
   }

@@ -95,7 +95,7 @@ at::Tensor swiGluByRows(const ParameterAccess& p, const at::Tensor& x, const at:
     const at::Tensor hidden = fusedGatedHidden(p, rows.narrow(0, first, count));
     const MatmulEpilogue epilogue = adding(residualRows.narrow(0, first, count));
     at::Tensor part = y.narrow(0, first, count);
-    if (!hidden.defined() ||
+    if (!hidden.defined() || !oneDnnLinearApplies(hidden, p("w3.weight")) ||
         !oneDnnLinear(hidden, p("w3.weight"), p.optional("w3.bias"), epilogue, part).defined())
       return {};
   }

@@ -152,12 +152,14 @@ dnnl::memory wrapRows(const at::Tensor& t, int64_t first, int64_t rows, int64_t 
   return dnnl::memory(rowMajor(rows, columns, t), oneDnnEngine(), data);
 }
 
-// Rows [first, first + rows) of y = epilogue(x W^T + b); false where oneDNN has no optimised kernel.
-bool executeRows(const LinearOperands& o, int64_t first, int64_t rows) {
-  const std::optional<dnnl::matmul>& primitive = cachedMatmul(cacheKey(rows, o.k, o.n, o.bias, o.e), [&] {
-    return describeLinear(rows, o.k, o.n, o.src, o.bias, o.e);
-  });
-  if (!primitive) return false;
+// The product of `rows` rows; empty where oneDNN has no optimised kernel.
+const std::optional<dnnl::matmul>& primitiveForRows(const LinearOperands& o, int64_t rows) {
+  return cachedMatmul(cacheKey(rows, o.k, o.n, o.bias, o.e),
+                      [&] { return describeLinear(rows, o.k, o.n, o.src, o.bias, o.e); });
+}
+
+// Rows [first, first + rows) of y = epilogue(x W^T + b) by `primitive`, made for that many rows.
+void executeRows(const dnnl::matmul& primitive, const LinearOperands& o, int64_t first, int64_t rows) {
   const MatmulEpilogue& e = o.e;
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, wrapRows(o.src, first, rows, o.k)},
@@ -175,9 +177,8 @@ bool executeRows(const LinearOperands& o, int64_t first, int64_t rows) {
   if (e.add.defined())
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1, wrapRows(e.add, first, rows, o.n));
   dnnl::stream stream(oneDnnEngine());
-  primitive->execute(stream, args);
+  primitive.execute(stream, args);
   stream.wait();
-  return true;
 }
 
 // oneDNN 2.6's AMX matmul runs a row count that is not a multiple of its tiles' rows slowly throughout,
@@ -212,7 +213,16 @@ at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at:
               at::IntArrayRef(shape));
   o.y = out.defined() ? out : at::empty(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
   const int64_t body = m > kRowMultiple ? m - m % kRowMultiple : m;
-  if (!executeRows(o, 0, body) || (body < m && !executeRows(o, body, m - body))) return {};
+  const std::optional<dnnl::matmul>& bodyProduct = primitiveForRows(o, body);
+  if (!bodyProduct) return {};
+  if (body == m) {
+    executeRows(*bodyProduct, o, 0, m);
+    return o.y;
+  }
+  const std::optional<dnnl::matmul>& tailProduct = primitiveForRows(o, m - body);
+  if (!tailProduct) return {};  // before either runs: the caller computes every row in ATen
+  executeRows(*bodyProduct, o, 0, body);
+  executeRows(*tailProduct, o, body, m - body);
   return o.y;
 }
 
