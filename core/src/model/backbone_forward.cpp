@@ -105,12 +105,9 @@ at::Tensor swiGluByRows(const ParameterAccess& p, const at::Tensor& x, const at:
 // residual + SwiGLU(x): the residual is added by the output projection.
 at::Tensor swiGlu(const ParameterAccess& p, const at::Tensor& x, const at::Tensor& residual) {
   if (at::Tensor y = swiGluByRows(p, x, residual); y.defined()) return y;
-  at::Tensor hidden = fusedGatedHidden(p, x);
-  if (!hidden.defined()) {
-    // In place on the halves of the projection: two fewer activations of tokens x F.
-    std::vector<at::Tensor> halves = linear(x, p, "w12").chunk(2, -1);
-    hidden = at::silu_(halves[0]).mul_(halves[1]);
-  }
+  // In place on the halves of the projection: two fewer activations of tokens x F.
+  std::vector<at::Tensor> halves = linear(x, p, "w12").chunk(2, -1);
+  const at::Tensor hidden = at::silu_(halves[0]).mul_(halves[1]);
   return linear(hidden, p, "w3", adding(residual));
 }
 

@@ -95,8 +95,10 @@ dnnl::matmul::primitive_desc describeLinear(int64_t m, int64_t k, int64_t n, con
   return dnnl::matmul::primitive_desc(desc, attr, oneDnnEngine());
 }
 
-dnnl::memory wrap(const at::Tensor& t, int64_t rows, int64_t columns) {
-  return dnnl::memory(rowMajor(rows, columns, t), oneDnnEngine(), t.data_ptr());
+// Rows [first, first + rows) of a row-major tensor of `columns` columns.
+dnnl::memory wrap(const at::Tensor& t, int64_t rows, int64_t columns, int64_t first = 0) {
+  auto* data = static_cast<char*>(t.data_ptr()) + first * columns * static_cast<int64_t>(t.element_size());
+  return dnnl::memory(rowMajor(rows, columns, t), oneDnnEngine(), data);
 }
 
 }  // namespace
@@ -146,12 +148,6 @@ struct LinearOperands {
   int64_t k = 0, n = 0;
 };
 
-// Rows [first, first + rows) of a row-major tensor of `columns` columns.
-dnnl::memory wrapRows(const at::Tensor& t, int64_t first, int64_t rows, int64_t columns) {
-  auto* data = static_cast<char*>(t.data_ptr()) + first * columns * static_cast<int64_t>(t.element_size());
-  return dnnl::memory(rowMajor(rows, columns, t), oneDnnEngine(), data);
-}
-
 // The product of `rows` rows; empty where oneDNN has no optimised kernel.
 const std::optional<dnnl::matmul>& primitiveForRows(const LinearOperands& o, int64_t rows) {
   return cachedMatmul(cacheKey(rows, o.k, o.n, o.bias, o.e),
@@ -162,20 +158,20 @@ const std::optional<dnnl::matmul>& primitiveForRows(const LinearOperands& o, int
 void executeRows(const dnnl::matmul& primitive, const LinearOperands& o, int64_t first, int64_t rows) {
   const MatmulEpilogue& e = o.e;
   std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, wrapRows(o.src, first, rows, o.k)},
+      {DNNL_ARG_SRC, wrap(o.src, rows, o.k, first)},
       {DNNL_ARG_WEIGHTS,
        dnnl::memory({{o.k, o.n}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ba}, oneDnnEngine(),
                     o.weights.data_ptr())},
-      {DNNL_ARG_DST, wrapRows(o.y, first, rows, o.n)}};
+      {DNNL_ARG_DST, wrap(o.y, rows, o.n, first)}};
   if (o.bias.defined()) args.emplace(DNNL_ARG_BIAS, wrap(o.bias, 1, o.n));
   int index = e.silu ? 1 : 0;
   if (e.scale.defined())
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1, wrap(e.scale, 1, o.n));
   if (e.multiply.defined())
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1,
-                 wrapRows(e.multiply, first, rows, o.n));
+                 wrap(e.multiply, rows, o.n, first));
   if (e.add.defined())
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1, wrapRows(e.add, first, rows, o.n));
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1, wrap(e.add, rows, o.n, first));
   dnnl::stream stream(oneDnnEngine());
   primitive.execute(stream, args);
   stream.wait();
