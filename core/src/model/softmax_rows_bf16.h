@@ -17,19 +17,18 @@
 
 namespace sapiens::detail {
 
-// 2^t for t <= 0 (up to rounding): t = n + f with f = t - round(t) in one instruction (VREDUCEPS, which
-// gives 0 for an infinite t, so -inf comes out 0 with no clamp), 2^f by a degree-4 fit on [-1/2, 1/2]
-// (2.6e-6 relative, a thousandth of the bf16 rounding the probabilities get), 2^n applied by scalef,
-// which takes a value below float's range to 0. NaN stays NaN.
+// 2^t for t <= 0 (up to rounding): f = t - floor(t) in [0, 1) in one instruction (VREDUCEPS rounding
+// down, which gives 0 for an infinite t), 2^f by a degree-4 fit on [0, 1) (2.6e-6 relative, a thousandth of
+// the bf16 rounding the probabilities get), and 2^floor(t) applied by scalef, which floors its exponent
+// operand itself and takes a value below float's range (-inf included) to 0. NaN stays NaN.
 SAPIENS_AVX512_BF16 inline __m512 exp2NonPositive(__m512 t) {
-  const __m512 f = _mm512_reduce_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 n = _mm512_sub_ps(t, f);
-  __m512 p = _mm512_set1_ps(9.570099385208851e-3f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.59178601217214e-2f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.24024744890246072f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6931218147735542f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.9999992614269297f));
-  return _mm512_scalef_ps(p, n);
+  const __m512 f = _mm512_reduce_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 p = _mm512_set1_ps(1.353414636105299e-2f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.201156064867973e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.24144265055656433f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6930038928985596f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0000026226043701f));
+  return _mm512_scalef_ps(p, t);
 }
 
 // The largest of s[0, n) (NaN may or may not win: what follows passes it on either way).
