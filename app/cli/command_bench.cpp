@@ -9,6 +9,7 @@
 #include "sapiens/model/architecture.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/flop_count.h"
+#include "sapiens/model/forward_parts.h"
 #include "sapiens/model/model.h"
 #include "sapiens/model/parameter_layout.h"
 
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 namespace sapiens::cli {
 namespace {
@@ -37,6 +39,90 @@ struct BenchOptions {
   int warmup = 1;
   bool json = false;
 };
+
+// The timed forwards, each after a floor sample (on a shared machine the load drifts, and both figures
+// must see the same conditions for their ratio to mean anything), and on the CPU where their time went.
+struct TimedForwards {
+  std::vector<double> seconds;
+  ForwardPartSeconds parts;  ///< summed over the forwards; CPU only
+};
+
+TimedForwards timeForwards(Model& model, const at::Tensor& input, GemmFloor& floor, int iterations,
+                           const c10::Device& device) {
+  TimedForwards t;
+  for (int i = 0; i < std::max(1, iterations); ++i) {
+    floor.sample();
+    t.seconds.push_back(medianSeconds(1, device, [&] {
+      std::optional<ForwardPartClock> clock;
+      if (device.is_cpu()) clock.emplace();
+      model.forward(input);
+      if (!clock) return;
+      t.parts.products += clock->elapsed().products;
+      t.parts.attention += clock->elapsed().attention;
+    }));
+  }
+  floor.sample();
+  return t;
+}
+
+// Each part's mean time per forward, and its share of the floor ratio: its time over the whole work's
+// time at the floor rate (the three shares add up to the floor ratio of the mean forward).
+nlohmann::json partsJson(const TimedForwards& t, const FlopCount& flops, double floorGflops) {
+  const double n = static_cast<double>(t.seconds.size());
+  double total = 0;
+  for (double s : t.seconds) total += s;
+  const double floorSeconds = flops.total() / 1e9 / floorGflops;
+  const double products = t.parts.products / n, attention = t.parts.attention / n;
+  const double rest = total / n - products - attention;
+  return {{"products_ms", products * 1e3},
+          {"products_gflop", flops.linear / 1e9},
+          {"products_floor_ratio", products / (flops.linear / 1e9 / floorGflops)},
+          {"attention_ms", attention * 1e3},
+          {"attention_floor_ratio", attention / (flops.attention / 1e9 / floorGflops)},
+          {"rest_ms", rest * 1e3},
+          {"share_products", products / floorSeconds},
+          {"share_attention", attention / floorSeconds},
+          {"share_rest", rest / floorSeconds}};
+}
+
+void printParts(const nlohmann::json& p) {
+  std::printf(
+      "  products       %10.1f ms = %.2f x their %.1f GFLOP at the floor (linear layers, epilogues fused)\n",
+      p["products_ms"].get<double>(), p["products_floor_ratio"].get<double>(),
+      p["products_gflop"].get<double>());
+  std::printf(
+      "  attention      %10.1f ms = %.2f x its GFLOP at the floor (scores, softmax, probabilities x v)\n",
+      p["attention_ms"].get<double>(), p["attention_floor_ratio"].get<double>());
+  std::printf("  the rest       %10.1f ms (norms, RoPE, copies, patch embedding, head)\n",
+              p["rest_ms"].get<double>());
+  std::printf("  ratio's parts  %10.2f + %.2f + %.2f (products + attention + rest, mean forward)\n",
+              p["share_products"].get<double>(), p["share_attention"].get<double>(),
+              p["share_rest"].get<double>());
+}
+
+void printText(const nlohmann::json& r, const BenchOptions& o) {
+  const auto number = [&](const char* key) { return r[key].get<double>(); };
+  std::printf("sapiens2 %s %s  %dx%dx%d  %s %s  threads %d\n", o.arch.c_str(),
+              r["task"].get<std::string>().c_str(), o.batch, o.height, o.width,
+              r["device"].get<std::string>().c_str(), r["dtype"].get<std::string>().c_str(),
+              r["threads"].get<int>());
+  std::printf("  forward        %10.1f ms (median of %d)\n", number("ms_median"), o.iterations);
+  std::printf("  work           %10.1f GFLOP (attention %.1f; 2 FLOP per multiply-add)\n", number("gflop"),
+              number("gflop_attention"));
+  std::printf("  achieved       %10.1f GFLOP/s\n", number("gflops_achieved"));
+  const auto& g = r["floor_gemm"];
+  std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, between the forwards)\n",
+              number("gflops_floor"), g[0].get<long long>(), g[1].get<long long>(), g[2].get<long long>());
+  std::printf("  floor ratio    %10.2f x (1.00 = every FLOP at the GEMM rate)\n", number("floor_ratio"));
+  if (r.contains("parts")) printParts(r["parts"]);
+  std::printf("  weights        %10.1f MB, activations %.1f MB (estimated peak)\n", number("weight_mb"),
+              number("activation_mb_estimate"));
+  const double above = number("model_peak_rss_mb") - number("rss_before_mb");
+  std::printf("  peak RSS       %10.1f MB, %.1f MB above the start = %.2f x (weights + activations)%s\n",
+              number("model_peak_rss_mb"), above, number("memory_ratio"),
+              o.warmup > 0 ? " over the warm-up" : ", floor included");
+  std::printf("  process peak   %10.1f MB (the floor's operands included)\n", number("peak_rss_mb"));
+}
 
 int runBench(const BenchOptions& o) {
   const std::optional<Task> parsedTask = parseTask(o.task);
@@ -72,16 +158,9 @@ int runBench(const BenchOptions& o) {
   // warm-up so that a batch too large for the device fails in the model, with the model's message.
   GemmFloor floor(dominantGemm(arch, o.batch, o.height, o.width), device, dtype);
   const GemmShape& g = floor.shape();
-  // Floor samples interleaved with the timed forwards: on a shared machine the load drifts, and both
-  // figures must see the same conditions for their ratio to mean anything.
-  std::vector<double> forwardSamples;
-  for (int i = 0; i < std::max(1, o.iterations); ++i) {
-    floor.sample();
-    forwardSamples.push_back(medianSeconds(1, device, [&] { model.forward(input); }));
-  }
-  floor.sample();
+  const TimedForwards timed = timeForwards(model, input, floor, o.iterations, device);
   const double floorGflops = floor.gflops();
-  const double seconds = median(forwardSamples);
+  const double seconds = median(timed.seconds);
   const FlopCount flops = forwardFlops(arch, o.batch, o.height, o.width);
   const double achieved = flops.total() / seconds / 1e9;
   const double floorRatio = floorGflops / achieved;  // = time / (flops / floor rate)
@@ -113,26 +192,11 @@ int runBench(const BenchOptions& o) {
                            {"activation_mb_estimate", activationBytes / 1e6},
                            {"memory_ratio", memoryRatio},
                            {"threads", at::get_num_threads()}};
-  if (o.json) {
+  if (device.is_cpu()) result["parts"] = partsJson(timed, flops, floorGflops);
+  if (o.json)
     std::cout << result.dump() << "\n";
-  } else {
-    std::printf("sapiens2 %s %s  %dx%dx%d  %s %s  threads %d\n", o.arch.c_str(),
-                std::string(taskName(task)).c_str(), o.batch, o.height, o.width, device.str().c_str(),
-                computeDtypeName(dtype).c_str(), at::get_num_threads());
-    std::printf("  forward        %10.1f ms (median of %d)\n", seconds * 1e3, o.iterations);
-    std::printf("  work           %10.1f GFLOP (attention %.1f; 2 FLOP per multiply-add)\n",
-                flops.total() / 1e9, flops.attention / 1e9);
-    std::printf("  achieved       %10.1f GFLOP/s\n", achieved);
-    std::printf("  floor          %10.1f GFLOP/s (GEMM %lld x %lld x %lld, between the forwards)\n",
-                floorGflops, g.m, g.k, g.n);
-    std::printf("  floor ratio    %10.2f x (1.00 = every FLOP at the GEMM rate)\n", floorRatio);
-    std::printf("  weights        %10.1f MB, activations %.1f MB (estimated peak)\n", weightBytes / 1e6,
-                activationBytes / 1e6);
-    std::printf("  peak RSS       %10.1f MB, %.1f MB above the start = %.2f x (weights + activations)%s\n",
-                modelRssMb + rssBefore, modelRssMb, memoryRatio,
-                o.warmup > 0 ? " over the warm-up" : ", floor included");
-    std::printf("  process peak   %10.1f MB (the floor's operands included)\n", peakResidentMegabytes());
-  }
+  else
+    printText(result, o);
   return kOk;
 }
 

@@ -7,11 +7,14 @@
 
 #include <ATen/ATen.h>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -237,6 +240,30 @@ class TestCliModel : public QObject {
              qPrintable(err));
     QVERIFY2(err.contains("lower the batch size or the input resolution"), qPrintable(err));
     QVERIFY2(!err.contains("frame #") && !err.contains("Exception raised from"), qPrintable(err));
+  }
+
+  // bench on the CPU says where the forward's time went: the linear layers' products, the attention and
+  // the rest, each as a share of the floor ratio, the three adding up to it.
+  void benchSplitsTheForwardIntoItsParts() {
+    const test::ProcessResult r =
+        test::runCli({"bench", "--arch", "0.1b", "--height", "256", "--width", "192", "--device", "cpu",
+                      "--dtype", "fp32", "--iterations", "1", "--warmup", "1", "--json"});
+    QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(describe(r)));
+    const QJsonObject report = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const QJsonObject parts = report["parts"].toObject();
+    const double forwardMs = report["ms_median"].toDouble();
+    const double products = parts["products_ms"].toDouble(), attention = parts["attention_ms"].toDouble();
+    QVERIFY2(products > 0.1 * forwardMs && attention > 0 && products + attention < forwardMs,
+             qPrintable(r.out));
+    QCOMPARE(parts["rest_ms"].toDouble() + products + attention, forwardMs);
+    const double shares = parts["share_products"].toDouble() + parts["share_attention"].toDouble() +
+                          parts["share_rest"].toDouble();
+    QVERIFY2(std::abs(shares - report["floor_ratio"].toDouble()) < 1e-6 * shares, qPrintable(r.out));
+    // The products' GFLOP are the blocks' linear layers: all of the 0.1b's work but the attention's and
+    // the patch embedding's (256 / 16 x 192 / 16 patches of 16 x 16 x 3 into 768 channels).
+    const double patchEmbedding = 2.0 * 16 * 12 * 768 * 768 / 1e9;
+    QVERIFY(std::abs(parts["products_gflop"].toDouble() + report["gflop_attention"].toDouble() +
+                     patchEmbedding - report["gflop"].toDouble()) < 1e-9);
   }
 
   void forwardRefusesAMissingCudaDevice() {

@@ -4,6 +4,7 @@
 #include "attention_onednn.h"
 #include "attention_tiled.h"
 #include "exp_rows.h"
+#include "forward_part_timer.h"
 #include "layers.h"
 
 #include <ATen/ATen.h>
@@ -24,6 +25,7 @@ at::Tensor repeatHeads(const at::Tensor& t, int64_t heads) {
 }  // namespace
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const ForwardPartTimer timer(ForwardPart::Attention);
   if (amxAttentionApplies(q, k, v)) return amxAttention(q, k, v);
   if (oneDnnAttentionApplies(q, k, v)) {
     // v head-major, as oneDNN's products read best (the AMX kernel lays v out itself).

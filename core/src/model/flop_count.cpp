@@ -18,6 +18,7 @@ double blockFlops(const BackboneArch& b, double tokens, int kvHeads, double batc
   const double rows = batch * tokens;
   double f = linear(rows, c, c) + 2 * linear(rows, c, kv) + linear(rows, c, c);  // q, k, v, proj
   f += linear(rows, c, 2.0 * b.ffnDim) + linear(rows, b.ffnDim, c);              // SwiGLU
+  count.linear += f;
   const double attention = batch * 2.0 * (2.0 * tokens * tokens * b.headDim * b.numHeads);
   count.attention += attention;
   return f + attention;

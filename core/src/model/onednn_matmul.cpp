@@ -1,5 +1,6 @@
 #include "onednn_matmul.h"
 
+#include "forward_part_timer.h"
 #include "kernel_switch.h"
 #include "sapiens/common/cpu_features.h"
 #include "sapiens/common/log.h"
@@ -33,6 +34,7 @@ at::Tensor linearWithEpilogue(const at::Tensor& x, const at::Tensor& weight, con
 
 at::Tensor linearBestPath(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                           const MatmulEpilogue& epilogue) {
+  const ForwardPartTimer timer(ForwardPart::Products);
   if (oneDnnLinearApplies(x, weight)) {
     at::Tensor y = oneDnnLinear(x, weight, bias, epilogue);
     if (y.defined()) return y;
@@ -187,6 +189,7 @@ constexpr int64_t kRowMultiple = 64;
 
 at::Tensor oneDnnLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                         const MatmulEpilogue& epilogue, const at::Tensor& out) {
+  const ForwardPartTimer timer(ForwardPart::Products);
   LinearOperands o;
   o.k = weight.size(1), o.n = weight.size(0);
   const int64_t m = x.numel() / o.k;

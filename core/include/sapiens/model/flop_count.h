@@ -11,6 +11,7 @@ namespace sapiens {
 struct FlopCount {
   double backbone = 0;   ///< patch embedding + blocks (+ tokenizer)
   double attention = 0;  ///< the part of `backbone` spent in QK^T and AV
+  double linear = 0;     ///< the part of `backbone` in the blocks' linear layers
   double head = 0;
   double headOnFeatures = 0;  ///< the part of `head` in layers reading the backbone's features (with a
                               ///< frozen backbone, training needs no gradient of their input)
