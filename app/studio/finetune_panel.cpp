@@ -330,20 +330,13 @@ bool FineTunePanel::addCurrentPicture(bool fromPrediction) {
     showMessage(made.note, true);
     return false;
   }
-  try {
-    labelTab_->saveNow();
-    const std::size_t index = addFrame(*labels_, utf8(newFrameName(*labels_, picturePath_)), *made.frame);
-    labelTab_->refreshFrames();
-    labelTab_->showAddedFrame(int(index), *made.frame);
-    showMessage(
-        tr("Added %1 as frame %2%3").arg(QFileInfo(picturePath_).fileName()).arg(index + 1).arg(made.note),
-        false);
-    updateButtons();
-    return true;
-  } catch (const std::exception& e) {
-    showMessage(tr("Cannot add the picture: %1").arg(qs(e.what())), true);
-    return false;
-  }
+  // The set's entry now, its files off the GUI thread (a large picture's PNG takes a while to encode).
+  const int index = labelTab_->addFrameInBackground(utf8(newFrameName(*labels_, picturePath_)), *made.frame);
+  showMessage(
+      tr("Added %1 as frame %2%3").arg(QFileInfo(picturePath_).fileName()).arg(index + 1).arg(made.note),
+      false);
+  updateButtons();
+  return true;
 }
 
 // Training

@@ -39,6 +39,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <exception>
 #include <tuple>
 #include <utility>
@@ -431,12 +432,61 @@ void LabelEditorTab::selectFrame(int index) {
   });
 }
 
-void LabelEditorTab::showAddedFrame(int index, const FrameLabels& frame) {
-  if (!labels_ || index < 0 || index >= int(labels_->frames.size())) return;
-  saveNow();
+int LabelEditorTab::addFrameInBackground(const std::string& name, const FrameLabels& frame) {
+  if (!labels_) return -1;
+  autosave_.stop();
+  saveInBackground();  // the frame on show first, in order before the new frame's files
+  labels_->frames.push_back(plannedFrame(*labels_, name));
+  const int index = int(labels_->frames.size()) - 1;
+  labelFiles_->post([this, labels = *labels_, index, frame] {
+    QString error;
+    try {
+      writeFrameFiles(labels, labels.frames.back(), frame);
+      saveLabelSet(labels);
+    } catch (const std::exception& e) {
+      error = qs(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, folder = labels.folder, image = labels.frames.back().image, index, error] {
+          if (error.isEmpty()) return Q_EMIT frameAdded(index);
+          dropUnwrittenFrame(folder, image);
+          Q_EMIT messageShown(tr("Cannot add the picture: %1").arg(error), true);
+        },
+        Qt::QueuedConnection);
+  });
+  refreshFrames();
   requestedFrame_ = -1;
   ++frameRequest_;  // a read still under way is not shown over it
   showFrame(index, frame);
+  return index;
+}
+
+void LabelEditorTab::dropUnwrittenFrame(const std::string& folder, const std::string& image) {
+  if (!labels_ || labels_->folder != folder) return;
+  auto& frames = labels_->frames;
+  const auto found =
+      std::find_if(frames.begin(), frames.end(), [&](const LabelledFrame& f) { return f.image == image; });
+  if (found == frames.end()) return;
+  const int index = int(found - frames.begin());
+  frames.erase(found);
+  if (frame_ == index) {
+    frame_ = -1;
+    dirty_ = false;
+    canvas_->clearFrame();
+  } else if (frame_ > index) {
+    --frame_;
+  }
+  refreshFrames();
+  // A save of the set between the failed write and now may have listed the frame: the manifest again.
+  labelFiles_->post([this, labels = *labels_] {
+    try {
+      saveLabelSet(labels);
+    } catch (const std::exception& e) {
+      QMetaObject::invokeMethod(
+          this, [this, cause = qs(e.what())] { Q_EMIT messageShown(cause, true); }, Qt::QueuedConnection);
+    }
+  });
 }
 
 void LabelEditorTab::showFrame(int index, const FrameLabels& frame) {

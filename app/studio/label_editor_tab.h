@@ -51,8 +51,11 @@ class LabelEditorTab : public QWidget {
   /// cannot be read. The frame on show before is saved first.
   void selectFrame(int index);
   int currentFrame() const { return frame_; }
-  /// Shows frame `index` from `frame`, which the caller has in memory (a frame just added): no read.
-  void showAddedFrame(int index, const FrameLabels& frame);
+  /// Appends `frame` to the set as a new frame `name` and shows it at once; returns its index. Its
+  /// picture, label file and the manifest are written off the GUI thread, in order with the set's other
+  /// reads and writes: frameAdded follows once they are on disk, or messageShown with the cause and the
+  /// frame is taken out of the set again.
+  int addFrameInBackground(const std::string& name, const FrameLabels& frame);
   /// Writes the current frame's edited labels now if they changed since the last save (after any write
   /// of the autosave still under way). The autosave itself writes off the GUI thread.
   bool saveNow();
@@ -65,6 +68,8 @@ class LabelEditorTab : public QWidget {
  Q_SIGNALS:
   /// The labels of frame `index` were written to disk.
   void autosaved(int index);
+  /// Frame `index`, added by addFrameInBackground, is on disk: picture, labels and manifest.
+  void frameAdded(int index);
   /// Frame `index` is on show in the canvas.
   void frameShown(int index);
   /// A problem or a note for the panel's message line.
@@ -95,6 +100,8 @@ class LabelEditorTab : public QWidget {
   /// Edits of the frame on show not written yet (seg and pose: the other tasks are not drawn).
   bool hasUnsavedEdits() const;
   void reportSaveFailure(int index, const QString& cause);
+  // Takes out of the set on show the frame whose files could not be written (when it is still that set).
+  void dropUnwrittenFrame(const std::string& folder, const std::string& image);
   void chooseNewLabelSet();
   void chooseOpenLabelSet();
   void chooseImportSeg();

@@ -9,6 +9,7 @@
 #include "event_loop_gaps.h"
 #include "finetune_panel.h"
 #include "label_canvas.h"
+#include "label_editor_tab.h"
 #include "loss_chart.h"
 #include "main_window.h"
 #include "prediction_preview.h"
@@ -56,6 +57,7 @@
 #include <string_view>
 
 using sapiens::studio::FineTunePanel;
+using sapiens::studio::LabelEditorTab;
 using sapiens::studio::MainWindow;
 using State = sapiens::studio::FineTunePanel::TrainingState;
 
@@ -161,6 +163,24 @@ void savedHeadIsOfTheSegTask(FineTunePanel* panel, const QString& head, int stop
   QCOMPARE(metadata.at("content"), std::string("head"));
   QCOMPARE(metadata.at("task"), std::string("seg"));
   QCOMPARE(std::stoi(metadata.at("step")), stoppedAt);
+}
+
+// A seg set at `setFolder` of the picture on display twice: the training frame labelled all class 1, the
+// held-out frame all class 2.
+void writeOverfittingSet(FineTunePanel& panel, const QString& setFolder) {
+  QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+  // saveNow: the frames' files are written off the GUI thread, on disk once it returns.
+  QVERIFY2(panel.addCurrentPicture(false) && panel.addCurrentPicture(false) && panel.saveNow(),
+           qPrintable(panel.message()));
+  sapiens::LabelSet labels = *panel.labelSet();
+  for (std::size_t i = 0; i < 2; ++i) {
+    sapiens::FrameLabels frame = sapiens::readFrameLabels(labels, i);
+    frame.mask.setTo(cv::Scalar(int(i) + 1));
+    sapiens::writeFrameLabels(labels, i, frame);
+  }
+  labels.frames[0].split = sapiens::FrameSplit::Train;
+  labels.frames[1].split = sapiens::FrameSplit::Validation;
+  sapiens::saveLabelSet(labels);
 }
 
 }  // namespace
@@ -379,6 +399,62 @@ class TestFinetunePanel : public QObject {
     QVERIFY2(importMs > 200, "the import was too short for the probe to mean anything");
     QVERIFY2(longestGap < 100,
              qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(longestGap)));
+  }
+
+  // Add Picture on Display with a 12-megapixel picture (its PNG takes a while to encode): the frame is in the
+  // set and on show at once, its picture, mask and the manifest reach the disk off the GUI thread.
+  void addingALargePictureLeavesTheGuiThreadFree() {
+    QTemporaryDir dir;
+    FineTunePanel panel;
+    panel.resize(900, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    cv::Mat noise(3000, 4000, CV_8UC3);
+    cv::randu(noise, cv::Scalar::all(0), cv::Scalar::all(255));
+    panel.setCurrentPicture(dir.filePath(QStringLiteral("large.png")), noise);
+    const QString setFolder = dir.filePath(QStringLiteral("set"));
+    QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+    auto* tab = panel.findChild<LabelEditorTab*>();
+    QSignalSpy added(tab, &LabelEditorTab::frameAdded);
+
+    sapiens::test::EventLoopGaps gaps;
+    QVERIFY2(panel.addCurrentPicture(false), qPrintable(panel.message()));
+    QCOMPARE(panel.labelSet()->frames.size(), std::size_t{1});
+    QCOMPARE(panel.canvas()->mask().cols, 4000);
+    QVERIFY(added.wait(60000));
+    const qint64 addMs = gaps.elapsed();
+    gaps.stop();
+    qInfo("adding a 4000x3000 picture took %lld ms; longest GUI-thread gap %lld ms", addMs,
+          gaps.longestGap());
+    QVERIFY2(addMs > 150, "the write was too short for the probe to mean anything");
+    QVERIFY2(gaps.longestGap() < 100,
+             qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(gaps.longestGap())));
+    const sapiens::LabelSet onDisk = sapiens::openLabelSet(setFolder.toStdString());
+    QCOMPARE(onDisk.frames.size(), std::size_t{1});
+    const sapiens::FrameLabels frame = sapiens::readFrameLabels(onDisk, 0);
+    QCOMPARE(frame.image.cols, 4000);
+    QCOMPARE(cv::norm(frame.image, noise, cv::NORM_INF), 0.0);
+  }
+
+  // A picture that cannot be written (here "images" is a file, not a folder): the error names the cause,
+  // the frame leaves the set again, and the manifest lists no frame.
+  void aPictureThatCannotBeWrittenLeavesTheSet() {
+    QTemporaryDir dir;
+    FineTunePanel panel;
+    const std::string sample = sapiens::test::resource("samples/astronaut.png");
+    panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
+    const QString setFolder = dir.filePath(QStringLiteral("set"));
+    QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+    QFile blocker(QDir(setFolder).filePath(QStringLiteral("images")));
+    QVERIFY(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    QVERIFY2(panel.addCurrentPicture(false), qPrintable(panel.message()));
+    QCOMPARE(panel.labelSet()->frames.size(), std::size_t{1});
+    QTRY_VERIFY_WITH_TIMEOUT(panel.message().contains(QStringLiteral("Cannot add the picture")), kTimeoutMs);
+    QVERIFY2(panel.message().contains(QStringLiteral("images")), qPrintable(panel.message()));
+    QCOMPARE(panel.labelSet()->frames.size(), std::size_t{0});
+    QVERIFY(panel.saveNow());
+    QCOMPARE(sapiens::openLabelSet(setFolder.toStdString()).frames.size(), std::size_t{0});
   }
 
   // "Start from prediction" with the seg result on display, then the eraser, flood fill and polygon tools
@@ -616,17 +692,8 @@ class TestFinetunePanel : public QObject {
     const std::string sample = sapiens::test::resource("samples/astronaut.png");
     panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
     const QString setFolder = dir.filePath(QStringLiteral("overfit"));
-    QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
-    QVERIFY2(panel.addCurrentPicture(false) && panel.addCurrentPicture(false), qPrintable(panel.message()));
-    sapiens::LabelSet labels = *panel.labelSet();
-    for (std::size_t i = 0; i < 2; ++i) {
-      sapiens::FrameLabels frame = sapiens::readFrameLabels(labels, i);
-      frame.mask.setTo(cv::Scalar(int(i) + 1));
-      sapiens::writeFrameLabels(labels, i, frame);
-    }
-    labels.frames[0].split = sapiens::FrameSplit::Train;
-    labels.frames[1].split = sapiens::FrameSplit::Validation;
-    sapiens::saveLabelSet(labels);
+    writeOverfittingSet(panel, setFolder);
+    if (QTest::currentTestFailed()) return;
     QVERIFY2(panel.openLabelSetFolder(setFolder), qPrintable(panel.message()));
 
     std::atomic<int> overfittingLogged{0};

@@ -121,6 +121,10 @@ std::string& labelPathOf(Task task, LabelledFrame& entry) {
   return task == Task::Seg ? entry.mask : task == Task::Pose ? entry.keypoints : entry.target;
 }
 
+const std::string& labelPathOf(Task task, const LabelledFrame& entry) {
+  return task == Task::Seg ? entry.mask : task == Task::Pose ? entry.keypoints : entry.target;
+}
+
 void writeLabelFile(const LabelSet& labels, const std::string& relative, const FrameLabels& frame) {
   fs::create_directories(fs::path(labels.resolve(relative)).parent_path());
   switch (labels.task) {
@@ -218,18 +222,27 @@ FrameLabels readFrameLabels(const LabelSet& labels, std::size_t index) {
   return frame;
 }
 
-std::size_t addFrame(LabelSet& labels, const std::string& name, const FrameLabels& frame, FrameSplit split) {
-  std::vector<unsigned char> png;
-  if (frame.image.empty() || !cv::imencode(".png", frame.image, png))
-    throw LabelSetError(labels.resolve("images/" + name + ".png"), "cannot encode the picture as PNG");
+LabelledFrame plannedFrame(const LabelSet& labels, const std::string& name, FrameSplit split) {
   LabelledFrame entry;
   entry.image = "images/" + name + ".png";
   entry.split = split;
+  labelPathOf(labels.task, entry) = defaultLabelPath(labels.task, name);
+  return entry;
+}
+
+void writeFrameFiles(const LabelSet& labels, const LabelledFrame& entry, const FrameLabels& frame) {
+  std::vector<unsigned char> png;
+  if (frame.image.empty() || !cv::imencode(".png", frame.image, png))
+    throw LabelSetError(labels.resolve(entry.image), "cannot encode the picture as PNG");
   fs::create_directories(fs::path(labels.resolve(entry.image)).parent_path());
   writeFileAtomically(labels.resolve(entry.image),
                       std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
-  labelPathOf(labels.task, entry) = defaultLabelPath(labels.task, name);
   writeLabelFile(labels, labelPathOf(labels.task, entry), frame);
+}
+
+std::size_t addFrame(LabelSet& labels, const std::string& name, const FrameLabels& frame, FrameSplit split) {
+  LabelledFrame entry = plannedFrame(labels, name, split);
+  writeFrameFiles(labels, entry, frame);
   labels.frames.push_back(std::move(entry));
   saveLabelSet(labels);
   return labels.frames.size() - 1;

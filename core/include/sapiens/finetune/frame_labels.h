@@ -49,6 +49,11 @@ FrameLabels readFrameLabels(const LabelSet& labels, std::size_t index);
 /// saves the manifest; every file atomically. Returns its index.
 std::size_t addFrame(LabelSet& labels, const std::string& name, const FrameLabels& frame,
                      FrameSplit split = FrameSplit::Auto);
+/// addFrame in two steps, for a caller that writes off its own thread: the set's entry for a new frame
+/// `name` (no file touched), then its picture and label files (atomically; neither appended nor saved).
+LabelledFrame plannedFrame(const LabelSet& labels, const std::string& name,
+                           FrameSplit split = FrameSplit::Auto);
+void writeFrameFiles(const LabelSet& labels, const LabelledFrame& entry, const FrameLabels& frame);
 /// Replaces the labels of frame `index` (not the image) atomically; a frame without a label file gets one
 /// (and the manifest is saved).
 void writeFrameLabels(LabelSet& labels, std::size_t index, const FrameLabels& frame);
