@@ -44,7 +44,7 @@ struct BenchOptions {
 // must see the same conditions for their ratio to mean anything), and on the CPU where their time went.
 struct TimedForwards {
   std::vector<double> seconds;
-  ForwardPartSeconds parts;  ///< summed over the forwards; CPU only
+  std::vector<ForwardPartSeconds> parts;  ///< each forward's; CPU only
 };
 
 TimedForwards timeForwards(Model& model, const at::Tensor& input, GemmFloor& floor, int iterations,
@@ -56,46 +56,54 @@ TimedForwards timeForwards(Model& model, const at::Tensor& input, GemmFloor& flo
       std::optional<ForwardPartClock> clock;
       if (device.is_cpu()) clock.emplace();
       model.forward(input);
-      if (!clock) return;
-      t.parts.products += clock->elapsed().products;
-      t.parts.attention += clock->elapsed().attention;
+      if (clock) t.parts.push_back(clock->elapsed());
     }));
   }
   floor.sample();
   return t;
 }
 
-// Each part's mean time per forward, and its share of the floor ratio: its time over the whole work's
-// time at the floor rate (the three shares add up to the floor ratio of the mean forward).
-nlohmann::json partsJson(const TimedForwards& t, const FlopCount& flops, double floorGflops) {
-  const double n = static_cast<double>(t.seconds.size());
-  double total = 0;
-  for (double s : t.seconds) total += s;
+// The parts of the median forward (the one the floor ratio is of), and each part's share of the floor
+// ratio: its time over the whole work's time at the floor rate, the three adding up to the ratio. The
+// products' own ratio only where their FLOPs are the blocks' linear layers alone: a head's 1x1
+// convolutions run as products too.
+nlohmann::json partsJson(const TimedForwards& t, const FlopCount& flops, double floorGflops, bool headless) {
+  const double seconds = median(t.seconds);
+  const std::size_t at =
+      std::size_t(std::find(t.seconds.begin(), t.seconds.end(), seconds) - t.seconds.begin());
   const double floorSeconds = flops.total() / 1e9 / floorGflops;
-  const double products = t.parts.products / n, attention = t.parts.attention / n;
-  const double rest = total / n - products - attention;
-  return {{"products_ms", products * 1e3},
-          {"products_gflop", flops.linear / 1e9},
-          {"products_floor_ratio", products / (flops.linear / 1e9 / floorGflops)},
-          {"attention_ms", attention * 1e3},
-          {"attention_floor_ratio", attention / (flops.attention / 1e9 / floorGflops)},
-          {"rest_ms", rest * 1e3},
-          {"share_products", products / floorSeconds},
-          {"share_attention", attention / floorSeconds},
-          {"share_rest", rest / floorSeconds}};
+  const double products = t.parts.at(at).products, attention = t.parts.at(at).attention;
+  const double rest = seconds - products - attention;
+  nlohmann::json parts = {{"products_ms", products * 1e3},
+                          {"attention_ms", attention * 1e3},
+                          {"attention_floor_ratio", attention / (flops.attention / 1e9 / floorGflops)},
+                          {"rest_ms", rest * 1e3},
+                          {"share_products", products / floorSeconds},
+                          {"share_attention", attention / floorSeconds},
+                          {"share_rest", rest / floorSeconds}};
+  if (headless) {
+    parts["products_gflop"] = flops.linear / 1e9;
+    parts["products_floor_ratio"] = products / (flops.linear / 1e9 / floorGflops);
+  }
+  return parts;
 }
 
 void printParts(const nlohmann::json& p) {
-  std::printf(
-      "  products       %10.1f ms = %.2f x their %.1f GFLOP at the floor (linear layers, epilogues fused)\n",
-      p["products_ms"].get<double>(), p["products_floor_ratio"].get<double>(),
-      p["products_gflop"].get<double>());
+  if (p.contains("products_floor_ratio"))
+    std::printf(
+        "  products       %10.1f ms = %.2f x their %.1f GFLOP at the floor (linear layers, epilogues "
+        "fused)\n",
+        p["products_ms"].get<double>(), p["products_floor_ratio"].get<double>(),
+        p["products_gflop"].get<double>());
+  else
+    std::printf("  products       %10.1f ms (linear layers and the head's 1x1 convolutions)\n",
+                p["products_ms"].get<double>());
   std::printf(
       "  attention      %10.1f ms = %.2f x its GFLOP at the floor (scores, softmax, probabilities x v)\n",
       p["attention_ms"].get<double>(), p["attention_floor_ratio"].get<double>());
   std::printf("  the rest       %10.1f ms (norms, RoPE, copies, patch embedding, head)\n",
               p["rest_ms"].get<double>());
-  std::printf("  ratio's parts  %10.2f + %.2f + %.2f (products + attention + rest, mean forward)\n",
+  std::printf("  ratio's parts  %10.2f + %.2f + %.2f (products + attention + rest, median forward)\n",
               p["share_products"].get<double>(), p["share_attention"].get<double>(),
               p["share_rest"].get<double>());
 }
@@ -192,7 +200,7 @@ int runBench(const BenchOptions& o) {
                            {"activation_mb_estimate", activationBytes / 1e6},
                            {"memory_ratio", memoryRatio},
                            {"threads", at::get_num_threads()}};
-  if (device.is_cpu()) result["parts"] = partsJson(timed, flops, floorGflops);
+  if (device.is_cpu()) result["parts"] = partsJson(timed, flops, floorGflops, task == Task::Backbone);
   if (o.json)
     std::cout << result.dump() << "\n";
   else

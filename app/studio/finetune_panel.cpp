@@ -217,6 +217,7 @@ bool FineTunePanel::createLabelSet(const QString& folder, Task task) {
     return false;
   }
   try {
+    labelTab_->saveNow();  // a frame still being added may be writing this folder's manifest
     if (QFileInfo::exists(QDir(folder).filePath(QString::fromLatin1(kLabelSetManifest))))
       return openLabelSetFolder(folder);
     LabelSet labels;
@@ -235,6 +236,7 @@ bool FineTunePanel::createLabelSet(const QString& folder, Task task) {
 
 bool FineTunePanel::openLabelSetFolder(const QString& folder) {
   try {
+    labelTab_->saveNow();  // a frame still being added may be writing this folder's manifest
     setLabelSet(openLabelSet(utf8(folder)));
     showMessage(tr("Opened %1 (%2 frames)").arg(QDir::toNativeSeparators(folder)).arg(labels_->frames.size()),
                 false);

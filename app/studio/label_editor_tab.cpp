@@ -404,7 +404,12 @@ void LabelEditorTab::selectFrame(int index) {
     canvas_->clearFrame();
     return;
   }
-  // Read off the GUI thread (a large picture takes a while to decode), after any write still queued.
+  readFrame(index);
+}
+
+// Reads frame `index` off the GUI thread (a large picture takes a while to decode), after any write still
+// queued, and shows it unless another frame or set was asked for meanwhile.
+void LabelEditorTab::readFrame(int index) {
   requestedFrame_ = index;
   const quint64 request = ++frameRequest_;
   labelFiles_->post([this, labels = *labels_, index, request] {
@@ -439,16 +444,18 @@ int LabelEditorTab::addFrameInBackground(const std::string& name, const FrameLab
   labels_->frames.push_back(plannedFrame(*labels_, name));
   const int index = int(labels_->frames.size()) - 1;
   labelFiles_->post([this, labels = *labels_, index, frame] {
+    const std::string folder = labels.folder, image = labels.frames.back().image;
     QString error;
     try {
       writeFrameFiles(labels, labels.frames.back(), frame);
-      saveLabelSet(labels);
+      saveLabelSet(withoutUnwritten(labels));
     } catch (const std::exception& e) {
+      unwrittenImages_.insert(folder + "/" + image);  // no later manifest of this thread lists it
       error = qs(e.what());
     }
     QMetaObject::invokeMethod(
         this,
-        [this, folder = labels.folder, image = labels.frames.back().image, index, error] {
+        [this, folder, image, index, error] {
           if (error.isEmpty()) return Q_EMIT frameAdded(index);
           dropUnwrittenFrame(folder, image);
           Q_EMIT messageShown(tr("Cannot add the picture: %1").arg(error), true);
@@ -477,16 +484,31 @@ void LabelEditorTab::dropUnwrittenFrame(const std::string& folder, const std::st
   } else if (frame_ > index) {
     --frame_;
   }
+  if (requestedFrame_ >= 0) {  // a read under way was asked for by the old numbering: ask again
+    const int requested = requestedFrame_ > index ? requestedFrame_ - 1 : -1;
+    requestedFrame_ = -1;
+    ++frameRequest_;
+    if (requested >= 0) readFrame(requested);
+  }
   refreshFrames();
   // A save of the set between the failed write and now may have listed the frame: the manifest again.
   labelFiles_->post([this, labels = *labels_] {
     try {
-      saveLabelSet(labels);
+      saveLabelSet(withoutUnwritten(labels));
     } catch (const std::exception& e) {
       QMetaObject::invokeMethod(
           this, [this, cause = qs(e.what())] { Q_EMIT messageShown(cause, true); }, Qt::QueuedConnection);
     }
   });
+}
+
+LabelSet LabelEditorTab::withoutUnwritten(LabelSet labels) const {
+  auto& frames = labels.frames;
+  const auto unwritten = [&](const LabelledFrame& f) {
+    return unwrittenImages_.count(labels.folder + "/" + f.image) > 0;
+  };
+  frames.erase(std::remove_if(frames.begin(), frames.end(), unwritten), frames.end());
+  return labels;
 }
 
 void LabelEditorTab::showFrame(int index, const FrameLabels& frame) {

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 
 class QCheckBox;
 class QComboBox;
@@ -100,8 +101,11 @@ class LabelEditorTab : public QWidget {
   /// Edits of the frame on show not written yet (seg and pose: the other tasks are not drawn).
   bool hasUnsavedEdits() const;
   void reportSaveFailure(int index, const QString& cause);
+  void readFrame(int index);
   // Takes out of the set on show the frame whose files could not be written (when it is still that set).
   void dropUnwrittenFrame(const std::string& folder, const std::string& image);
+  // `labels` less the frames whose files could not be written; on labelFiles_'s thread only.
+  LabelSet withoutUnwritten(LabelSet labels) const;
   void chooseNewLabelSet();
   void chooseOpenLabelSet();
   void chooseImportSeg();
@@ -115,6 +119,7 @@ class LabelEditorTab : public QWidget {
   bool dirty_ = false;
   QTimer autosave_;
   std::unique_ptr<SerialWorker> labelFiles_;  // reads and writes of the set's files, in order
+  std::set<std::string> unwrittenImages_;     // folder/image of frames whose files failed: labelFiles_ only
 
   QLabel* setLabel_ = nullptr;
   QCheckBox* fromPrediction_ = nullptr;

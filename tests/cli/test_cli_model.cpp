@@ -243,11 +243,11 @@ class TestCliModel : public QObject {
   }
 
   // bench on the CPU says where the forward's time went: the linear layers' products, the attention and
-  // the rest, each as a share of the floor ratio, the three adding up to it.
+  // the rest of the median forward (of two), each as a share of the floor ratio, the three adding up to it.
   void benchSplitsTheForwardIntoItsParts() {
     const test::ProcessResult r =
         test::runCli({"bench", "--arch", "0.1b", "--height", "256", "--width", "192", "--device", "cpu",
-                      "--dtype", "fp32", "--iterations", "1", "--warmup", "1", "--json"});
+                      "--dtype", "fp32", "--iterations", "2", "--warmup", "1", "--json"});
     QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(describe(r)));
     const QJsonObject report = QJsonDocument::fromJson(r.out.toUtf8()).object();
     const QJsonObject parts = report["parts"].toObject();

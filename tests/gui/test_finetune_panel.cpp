@@ -457,6 +457,31 @@ class TestFinetunePanel : public QObject {
     QCOMPARE(sapiens::openLabelSet(setFolder.toStdString()).frames.size(), std::size_t{0});
   }
 
+  // One picture's label file cannot be written (its path is a folder), the next picture's can, both added
+  // before either write finished: the manifest the second write saves lists the second frame alone, and
+  // the set opens (a listed frame without its files would make it unreadable).
+  void aFailedPictureIsNotListedByTheNextOne() {
+    QTemporaryDir dir;
+    FineTunePanel panel;
+    const std::string sample = sapiens::test::resource("samples/astronaut.png");
+    panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
+    const QString setFolder = dir.filePath(QStringLiteral("set"));
+    QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+    QVERIFY(QDir(setFolder).mkpath(QStringLiteral("masks/astronaut.png")));
+    QVERIFY(panel.addCurrentPicture(false) && panel.addCurrentPicture(false));
+    panel.saveNow();  // drains the writes; the failure's report has not run yet
+    sapiens::LabelSet onDisk;
+    try {
+      onDisk = sapiens::openLabelSet(setFolder.toStdString());
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    QCOMPARE(onDisk.frames.size(), std::size_t{1});
+    QTRY_VERIFY_WITH_TIMEOUT(panel.message().contains(QStringLiteral("Cannot add the picture")), kTimeoutMs);
+    QCOMPARE(panel.labelSet()->frames.size(), std::size_t{1});
+    QCOMPARE(panel.labelSet()->frames[0].image, onDisk.frames[0].image);
+  }
+
   // "Start from prediction" with the seg result on display, then the eraser, flood fill and polygon tools
   // with the mouse: each edit changes exactly the pixels the tool promises, and undo puts every pixel back.
   void segToolsCorrectAPrediction() {
