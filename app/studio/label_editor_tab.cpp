@@ -397,7 +397,10 @@ LabelEditorTab::~LabelEditorTab() {
 
 void LabelEditorTab::selectFrame(int index) {
   if (!labels_ || index == frame_ || index == requestedFrame_) return;
-  saveNow();
+  // The frame on show is saved in order before the read, without waiting for writes under way (a frame
+  // just added may still be encoding its picture).
+  autosave_.stop();
+  saveInBackground();
   if (index < 0 || index >= int(labels_->frames.size())) {
     frame_ = requestedFrame_ = -1;
     ++frameRequest_;

@@ -434,6 +434,22 @@ class TestFinetunePanel : public QObject {
     const sapiens::FrameLabels frame = sapiens::readFrameLabels(onDisk, 0);
     QCOMPARE(frame.image.cols, 4000);
     QCOMPARE(cv::norm(frame.image, noise, cv::NORM_INF), 0.0);
+
+    // Back to the first frame while a second one is still being written: selecting does not wait for the
+    // write (it used to drain the set's writes first). The 12-megapixel frame's display itself takes about
+    // 0.1 s of the GUI thread here, added or read.
+    QVERIFY2(panel.addCurrentPicture(false), qPrintable(panel.message()));
+    QElapsedTimer clock;
+    clock.start();
+    tab->selectFrame(0);
+    const qint64 selectMs = clock.restart();
+    QVERIFY(added.wait(60000));
+    const qint64 writingAfterMs = clock.elapsed();
+    qInfo("selecting frame 1 took %lld ms; the new frame's write went on %lld ms after", selectMs,
+          writingAfterMs);
+    QVERIFY2(writingAfterMs > 100, "the write ended too soon for the probe to mean anything");
+    QVERIFY2(selectMs < 50, qPrintable(QStringLiteral("selecting a frame waited %1 ms").arg(selectMs)));
+    QTRY_COMPARE_WITH_TIMEOUT(tab->currentFrame(), 0, kTimeoutMs);
   }
 
   // A picture that cannot be written (here "images" is a file, not a folder): the error names the cause,

@@ -114,13 +114,14 @@ class TestLabelEditorTab : public QObject {
     QCOMPARE(autosaved.first().at(0).toInt(), 1);
     QCOMPARE(cv::countNonZero(sapiens::readFrameLabels(labels, 1).mask == 5), 64 * 48);
 
-    // And at once when the frame changes; undo then edits the frame on show only.
+    // And when the frame changes, before the next frame is read (off the GUI thread, in order); undo then
+    // edits the frame on show only.
     tab.setAutosaveDelay(60000);
     autosaved.clear();
     canvas->undoStack()->undo();
     tab.selectFrame(0);
-    QCOMPARE(autosaved.size(), 1);
     QTRY_COMPARE(tab.currentFrame(), 0);
+    QCOMPARE(autosaved.size(), 1);
     QCOMPARE(cv::countNonZero(sapiens::readFrameLabels(labels, 1).mask == 2), 64 * 48);
     QCOMPARE(canvas->undoStack()->count(), 0);
     QVERIFY(tab.saveNow());  // nothing pending
