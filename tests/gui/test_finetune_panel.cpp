@@ -165,6 +165,13 @@ void savedHeadIsOfTheSegTask(FineTunePanel* panel, const QString& head, int stop
   QCOMPARE(std::stoi(metadata.at("step")), stoppedAt);
 }
 
+// The sample picture on display in `panel` and a new seg set at `setFolder`.
+void showTheSampleWithASegSet(FineTunePanel& panel, const QString& setFolder) {
+  const std::string sample = sapiens::test::resource("samples/astronaut.png");
+  panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
+  QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+}
+
 // A seg set at `setFolder` of the picture on display twice: the training frame labelled all class 1, the
 // held-out frame all class 2.
 void writeOverfittingSet(FineTunePanel& panel, const QString& setFolder) {
@@ -457,10 +464,9 @@ class TestFinetunePanel : public QObject {
   void aPictureThatCannotBeWrittenLeavesTheSet() {
     QTemporaryDir dir;
     FineTunePanel panel;
-    const std::string sample = sapiens::test::resource("samples/astronaut.png");
-    panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
     const QString setFolder = dir.filePath(QStringLiteral("set"));
-    QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+    showTheSampleWithASegSet(panel, setFolder);
+    if (QTest::currentTestFailed()) return;
     QFile blocker(QDir(setFolder).filePath(QStringLiteral("images")));
     QVERIFY(blocker.open(QIODevice::WriteOnly));
     blocker.close();
@@ -479,10 +485,9 @@ class TestFinetunePanel : public QObject {
   void aFailedPictureIsNotListedByTheNextOne() {
     QTemporaryDir dir;
     FineTunePanel panel;
-    const std::string sample = sapiens::test::resource("samples/astronaut.png");
-    panel.setCurrentPicture(QString::fromStdString(sample), cv::imread(sample, cv::IMREAD_COLOR));
     const QString setFolder = dir.filePath(QStringLiteral("set"));
-    QVERIFY(panel.createLabelSet(setFolder, sapiens::Task::Seg));
+    showTheSampleWithASegSet(panel, setFolder);
+    if (QTest::currentTestFailed()) return;
     QVERIFY(QDir(setFolder).mkpath(QStringLiteral("masks/astronaut.png")));
     QVERIFY(panel.addCurrentPicture(false) && panel.addCurrentPicture(false));
     panel.saveNow();  // drains the writes; the failure's report has not run yet
