@@ -399,7 +399,6 @@ void LabelEditorTab::selectFrame(int index) {
   if (!labels_ || index == frame_ || index == requestedFrame_) return;
   // The frame on show is saved in order before the read, without waiting for writes under way (a frame
   // just added may still be encoding its picture).
-  autosave_.stop();
   saveInBackground();
   if (index < 0 || index >= int(labels_->frames.size())) {
     frame_ = requestedFrame_ = -1;
@@ -442,7 +441,6 @@ void LabelEditorTab::readFrame(int index) {
 
 int LabelEditorTab::addFrameInBackground(const std::string& name, const FrameLabels& frame) {
   if (!labels_) return -1;
-  autosave_.stop();
   saveInBackground();  // the frame on show first, in order before the new frame's files
   labels_->frames.push_back(plannedFrame(*labels_, name));
   const int index = int(labels_->frames.size()) - 1;
@@ -584,6 +582,7 @@ bool LabelEditorTab::saveNow() {
 }
 
 void LabelEditorTab::saveInBackground() {
+  autosave_.stop();  // called before the timer fires (a frame left, a frame added): the save is now
   if (!hasUnsavedEdits()) return;
   const LabelledFrame& entry = labels_->frames[std::size_t(frame_)];
   // A frame's first label file also goes into the manifest, which the panel's set holds: written here.

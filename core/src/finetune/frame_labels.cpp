@@ -117,12 +117,19 @@ std::string defaultLabelPath(Task task, const std::string& stem) {
   }
 }
 
+// The entry's member that holds the path of `task`'s label file.
+std::string LabelledFrame::*labelPathMember(Task task) {
+  return task == Task::Seg    ? &LabelledFrame::mask
+         : task == Task::Pose ? &LabelledFrame::keypoints
+                              : &LabelledFrame::target;
+}
+
 std::string& labelPathOf(Task task, LabelledFrame& entry) {
-  return task == Task::Seg ? entry.mask : task == Task::Pose ? entry.keypoints : entry.target;
+  return entry.*labelPathMember(task);
 }
 
 const std::string& labelPathOf(Task task, const LabelledFrame& entry) {
-  return task == Task::Seg ? entry.mask : task == Task::Pose ? entry.keypoints : entry.target;
+  return entry.*labelPathMember(task);
 }
 
 void writeLabelFile(const LabelSet& labels, const std::string& relative, const FrameLabels& frame) {
