@@ -10,11 +10,15 @@
 #include "test_support.h"
 
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 
 using namespace sapiens;
 
@@ -51,6 +55,29 @@ QString readWithPython(const QString& script, const QString& path) {
   if (!python.waitForFinished(60000) || python.exitCode() != 0)
     return "FAILED: " + QString::fromUtf8(python.readAllStandardError());
   return QString::fromUtf8(python.readAllStandardOutput()).trimmed();
+}
+
+// `predictions` in `format`, parsed.
+QJsonObject converted(KeypointFormat format, const KeypointPredictions& predictions) {
+  return QJsonDocument::fromJson(QByteArray::fromStdString(convertedKeypointsJsonText(format, predictions)))
+      .object();
+}
+
+// How `part`'s (x, y, third) triplets in `values` are written: the count of present ones, or the first
+// keypoint that is absent (0, 0, 0) although it has a Goliath counterpart or present although it has none
+// (the synthetic pose's keypoints all pass the threshold).
+QString presence(const QJsonArray& values, const KeypointPart& part) {
+  int present = 0;
+  for (std::size_t k = 0; k < part.sources.size(); ++k) {
+    const QJsonArray t{values[int(3 * k)], values[int(3 * k + 1)], values[int(3 * k + 2)]};
+    const bool absent = t[0].toDouble() == 0 && t[1].toDouble() == 0 && t[2].toDouble() == 0;
+    if (part.sources[k].empty() != absent)
+      return QStringLiteral("%1 %2 written as %3")
+          .arg(QString::fromStdString(part.name), QString::fromStdString(part.names[k]),
+               QString::fromUtf8(QJsonDocument(t).toJson(QJsonDocument::Compact)));
+    present += absent ? 0 : 1;
+  }
+  return QStringLiteral("%1 present").arg(present);
 }
 
 // The synthetic pose written in `format`, then read by Python running `script` on the file.
@@ -147,6 +174,49 @@ class TestKeypointFormats : public QObject {
     QCOMPARE(
         out,
         QStringLiteral("%1 %2").arg(goliath("neck")).arg((goliath("left_hip") + goliath("right_hip")) / 2.0));
+  }
+
+  // A layout's keypoint with no Goliath counterpart (50 of the 68- and 70-point faces: the jaw and cheek
+  // contours) is absent at every threshold, 0 included: never a labelled point at the origin, and never
+  // part of the face box. COCO-17's keypoints all have one: each is labelled at 0.
+  void unmatchedKeypointsAreAbsentAtEveryThreshold() {
+    for (const float threshold : {0.0f, 0.3f}) {
+      KeypointPredictions predictions = predictionsOf(syntheticPose());
+      predictions.keypointThreshold = threshold;
+      const KeypointLayout& whole = keypointLayout(KeypointFormat::CocoWholeBody);
+      const QJsonObject a =
+          converted(KeypointFormat::CocoWholeBody, predictions)["annotations"].toArray()[0].toObject();
+      QCOMPARE(presence(a["face_kpts"].toArray(), whole.part("face")), QStringLiteral("18 present"));
+      QCOMPARE(presence(a["keypoints"].toArray(), whole.part("body")), QStringLiteral("17 present"));
+      QVERIFY(a["face_valid"].toBool());
+      // The box of the 18 face points (synthetic keypoint i is at (i, 1000 + i)), not stretched to (0, 0).
+      const PoseInstance face = convertPose(syntheticPose(), whole.part("face"));
+      double x1 = 1e9, x2 = -1e9;
+      for (std::size_t k = 0; k < face.keypoints.size(); ++k) {
+        if (whole.part("face").sources[k].empty()) continue;
+        x1 = std::min(x1, face.keypoints[k][0]), x2 = std::max(x2, face.keypoints[k][0]);
+      }
+      const QJsonArray box = a["face_box"].toArray();
+      QCOMPARE(box[0].toDouble(), x1);
+      QCOMPARE(box[1].toDouble(), 1000 + x1);
+      QCOMPARE(box[2].toDouble(), x2 - x1);
+
+      const KeypointLayout& openpose = keypointLayout(KeypointFormat::OpenPose);
+      const QJsonObject person =
+          converted(KeypointFormat::OpenPose, predictions)["people"].toArray()[0].toObject();
+      QCOMPARE(presence(person["face_keypoints_2d"].toArray(), openpose.part("face")),
+               QStringLiteral("20 present"));
+      QCOMPARE(presence(person["pose_keypoints_2d"].toArray(), openpose.part("pose")),
+               QStringLiteral("25 present"));
+
+      const QJsonObject coco =
+          converted(KeypointFormat::Coco17, predictions)["annotations"].toArray()[0].toObject();
+      QCOMPARE(coco["num_keypoints"].toInt(), 17);
+    }
+    // The keypoints themselves: no position where there is no counterpart.
+    const PoseInstance face =
+        convertPose(syntheticPose(), keypointLayout(KeypointFormat::OpenPose).part("face"));
+    QVERIFY(std::isnan(face.keypoints[0][0]) && std::isnan(face.keypoints[0][1]));
   }
 
   void aPoseOfAnotherLayoutIsRefusedWithThePath() {

@@ -8,11 +8,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
 namespace sapiens {
 namespace {
+
+constexpr double kNoPosition = std::numeric_limits<double>::quiet_NaN();
 
 // Each layout's name for users and its key in keypoint_formats.json.
 struct FormatEntry {
@@ -120,9 +123,13 @@ PoseInstance convertPose(const PoseInstance& pose, const KeypointPart& part) {
     const bool present = !sources.empty() && std::all_of(sources.begin(), sources.end(), [&](int s) {
       return s < int(pose.keypoints.size()) && s < int(pose.scores.size());
     });
-    std::array<double, 2> point{0.0, 0.0};
+    // No position at all where the layout's keypoint has no counterpart (or the pose lacks one): every
+    // writer takes a non-finite keypoint as absent, whatever the threshold (a score of 0 is still labelled
+    // at --kpt-thr 0).
+    std::array<double, 2> point{kNoPosition, kNoPosition};
     float score = present ? pose.scores[sources.front()] : 0.0f;
     if (present) {
+      point = {0.0, 0.0};
       for (int s : sources) {
         point[0] += pose.keypoints[s][0] / double(sources.size());
         point[1] += pose.keypoints[s][1] / double(sources.size());

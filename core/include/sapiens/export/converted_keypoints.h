@@ -7,7 +7,8 @@
 //   openpose   OpenPose's JSON (version 1.3): people[] with pose_keypoints_2d (BODY_25),
 //              face_keypoints_2d (70), hand_left/right_keypoints_2d (21); one file per picture (the first
 //              frame's people).
-// A keypoint below the threshold, non-finite, or without a Goliath counterpart is absent: (0, 0, 0).
+// A keypoint below the threshold, non-finite, or without a Goliath counterpart is absent: (0, 0, 0), at
+// any threshold (0 included), and counts towards no *_valid flag or face/hand box.
 
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/result/keypoint_formats.h"

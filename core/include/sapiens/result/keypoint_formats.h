@@ -40,7 +40,8 @@ struct KeypointLayout {
 const KeypointLayout& keypointLayout(KeypointFormat format);
 
 /// One person's keypoints and scores in `part`'s order: a single source copied, several averaged with the
-/// lowest of their scores, none (or a pose that lacks a source) at (0, 0) with score 0.
+/// lowest of their scores; none (or a pose that lacks a source) with no position (NaN, NaN) and score 0,
+/// which the writers put down as absent at any threshold.
 PoseInstance convertPose(const PoseInstance& pose, const KeypointPart& part);
 
 }  // namespace sapiens
