@@ -51,6 +51,41 @@ QString writeVideo(const QTemporaryDir& dir, int frames, const char* name = "cli
   return QString::fromStdString(path);
 }
 
+// Each person's track id in `people` (an array of objects), in order; `key` holds it.
+QList<int> trackIds(const QJsonArray& people, const char* key) {
+  QList<int> ids;
+  for (const QJsonValue& person : people) {
+    const QJsonValue id = person.toObject()[key];
+    ids << (id.isArray() ? id.toArray()[0].toInt(-1) : id.toInt(-1));  // OpenPose: "person_id": [id]
+  }
+  return ids;
+}
+
+// The converted layouts of every frame (STEM_frames/NNNNNN.pose.FORMAT.json) list the people of that
+// frame of STEM.pose.json, in its order, with its track ids. At --kpt-thr 0 the face points without a
+// Goliath counterpart (face_0, the jaw's first) are still absent and the face box does not reach (0, 0).
+void checkConvertedFrames(const QString& framesDir, const QJsonArray& poses) {
+  for (int i = 0; i < poses.size(); ++i) {
+    const QString stem = framesDir + QStringLiteral("/%1").arg(i, 6, 10, QLatin1Char('0'));
+    const QList<int> ids = trackIds(poses[i].toObject()["instances"].toArray(), "track_id");
+    QVERIFY(!ids.isEmpty() && !ids.contains(-1));
+    QCOMPARE(trackIds(readJson(stem + ".pose.coco17.json")["annotations"].toArray(), "track_id"), ids);
+    QCOMPARE(trackIds(readJson(stem + ".pose.openpose.json")["people"].toArray(), "person_id"), ids);
+    const QJsonArray whole = readJson(stem + ".pose.wholebody.json")["annotations"].toArray();
+    QCOMPARE(trackIds(whole, "track_id"), ids);
+    for (const QJsonValue& value : whole) {
+      const QJsonObject person = value.toObject();
+      const QJsonArray face = person["face_kpts"].toArray(), box = person["face_box"].toArray();
+      QCOMPARE(face.size(), 3 * 68);
+      QVERIFY2(face[0].toDouble() == 0 && face[1].toDouble() == 0 && face[2].toInt(-1) == 0,
+               qPrintable(QStringLiteral("frame %1: face_0 is written as a labelled point").arg(i)));
+      QVERIFY(person["face_valid"].toBool());
+      QVERIFY2(box[0].toDouble() > 0 && box[1].toDouble() > 0,
+               qPrintable(QStringLiteral("frame %1: the face box reaches the origin").arg(i)));
+    }
+  }
+}
+
 QStringList model(const char* task) {
   return {QString("--%1-model").arg(task),
           QString::fromStdString(fixture(std::string("golden/") + task + "/model.safetensors"))};
@@ -253,7 +288,8 @@ class CliVideoTest : public QObject {
   }
 
   // Two people cross, one hidden behind the other for 5 frames (the box file lists only the front one):
-  // each keeps one track id through it, in one run and in a run split into shards and merged.
+  // each keeps one track id through it, in one run and in a run split into shards and merged. The single
+  // run also writes the converted layouts, per frame with the same track ids.
   void peopleKeepTheirTrackThroughACrossing() {
     using sapiens::test::CrossingScene;
     QTemporaryDir dir;
@@ -264,10 +300,13 @@ class CliVideoTest : public QObject {
                                            "cpu", "--input-size", "128x96", "--bbox-file", boxFile} +
                                model("pose");
     const QString single = dir.path() + "/single", sharded = dir.path() + "/sharded";
-    auto r = runCli(common + QStringList{"--output", single});
+    auto r = runCli(common + QStringList{"--output", single, "--keypoint-format", "coco17,wholebody,openpose",
+                                         "--kpt-thr", "0"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     const QJsonArray poses = readJson(single + "/crossing.pose.json")["frames"].toArray();
     QCOMPARE(poses.size(), CrossingScene::kFrames);
+    checkConvertedFrames(single + "/crossing_frames", poses);
+    if (QTest::currentTestFailed()) return;
     std::map<char, std::set<int>> idsOf;
     int bSeen = 0;
     for (int i = 0; i < CrossingScene::kFrames; ++i) {

@@ -132,9 +132,9 @@ bool exported(const ResultFileInfo& info, const FrameResult& frame, const FrameE
       return options.poseFiles;
     case ResultFile::PoseCoco17:
     case ResultFile::PoseWholeBody:
-    case ResultFile::PoseOpenPose:
-      return options.poseFiles && std::find(options.keypointFormats.begin(), options.keypointFormats.end(),
-                                            convertedFormat(info.file)) != options.keypointFormats.end();
+    case ResultFile::PoseOpenPose:  // a video's frames too: its official keypoints are one file per video
+      return std::find(options.keypointFormats.begin(), options.keypointFormats.end(),
+                       convertedFormat(info.file)) != options.keypointFormats.end();
     case ResultFile::PoseOverlay:
       return options.poseFiles && options.overlays;
     case ResultFile::PointmapExr:

@@ -26,8 +26,8 @@ struct FrameExportOptions {
   PlyEncoding plyEncoding = PlyEncoding::BinaryLittleEndian;
   bool plyFaces = false;
   bool glb = false;  ///< STEM.glb, the pointmap's mesh as binary glTF
-  /// The pose also as STEM.pose.coco17.json, STEM.pose.wholebody.json, STEM.pose.openpose.json (with
-  /// poseFiles).
+  /// The pose also as STEM.pose.coco17.json, STEM.pose.wholebody.json, STEM.pose.openpose.json (with or
+  /// without poseFiles: a video run writes them per frame, each person with their track id).
   std::vector<KeypointFormat> keypointFormats;
   std::optional<DepthRange> depthRange;  ///< of the depth picture; default: the frame's own
   /// Tasks whose model was untrained demo weights: their files say so wherever the format has room

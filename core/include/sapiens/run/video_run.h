@@ -34,8 +34,10 @@ struct VideoRunOptions {
   bool smooth = false;
   std::vector<BoundingBox> personBoxes;
   std::map<std::int64_t, std::vector<BoundingBox>> personBoxesByFrame;  ///< see FramePipelineOptions
-  /// The per-frame files (overlays and keypoint files are per video instead; the run fills in demoTasks),
-  /// and the keypoint threshold of the annotated video and the video's keypoint file.
+  /// The per-frame files (overlays and the official keypoint file are per video instead; the converted
+  /// layouts of keypointFormats are per frame, STEM_frames/NNNNNN.pose.FORMAT.json, with each person's
+  /// track id; the run fills in demoTasks), and the keypoint threshold of the annotated video and the
+  /// keypoint files.
   FrameExportOptions exports;
 };
 
