@@ -2,6 +2,7 @@
 // ordinary loader (architecture inferred from the official key layout), found through the search path.
 
 #include "sapiens/common/build_info.h"
+#include "sapiens/common/log.h"
 #include "sapiens/model/architecture.h"
 #include "sapiens/model/checkpoint_locator.h"
 #include "sapiens/model/demo_weights.h"
@@ -139,10 +140,21 @@ class TestDemoWeights : public QObject {
              resolved[2].error.c_str());
 
     request.demoFallback = true;
+    request.tasks.push_back(Task::Albedo);
+    QStringList warnings;
+    const int listener = log::addCallback([&warnings](log::Level level, std::string_view message) {
+      if (level >= log::Level::Warn) warnings << QString::fromUtf8(message.data(), int(message.size()));
+    });
     resolved = resolveTaskCheckpoints(request);
+    log::removeCallback(listener);
     QVERIFY(resolved[2].source == CheckpointSource::DemoWeights);
     QVERIFY(demo::isCurrentDemoCheckpoint(resolved[2].path));
+    QVERIFY(resolved[3].task == Task::Albedo && resolved[3].source == CheckpointSource::DemoWeights);
     QVERIFY(resolved[0].source == CheckpointSource::Found);  // found files still win
+    // One warning names the tasks on demo weights (the studio's log panel shows it once, not per task).
+    QCOMPARE(warnings.size(), qsizetype{1});
+    QVERIFY2(warnings.first().startsWith(QStringLiteral("normal, albedo run on UNTRAINED demo weights")),
+             qPrintable(warnings.first()));
   }
 
   void missingEverywhereIsGeneratedIntoTheLastFolder() {

@@ -6,6 +6,8 @@
 #include "sapiens/model/demo_weights.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace sapiens {
 namespace {
@@ -34,7 +36,8 @@ TaskCheckpoint resolveOne(Task task, const CheckpointRequest& request, const std
   try {
     entry.path = demo::findOrCreateDemoCheckpoint(task);
     entry.source = CheckpointSource::DemoWeights;
-    logger().warn("{}; using the UNTRAINED demo weights {}", notFound, entry.path);
+    // Where it looked, per task; resolveTaskCheckpoints warns once for all of them.
+    logger().info("{}; using the demo weights {}", notFound, entry.path);
   } catch (const std::exception& e) {
     entry.error = notFound + "; " + e.what();
   }
@@ -46,10 +49,17 @@ TaskCheckpoint resolveOne(Task task, const CheckpointRequest& request, const std
 std::vector<TaskCheckpoint> resolveTaskCheckpoints(const CheckpointRequest& request) {
   const std::string root = request.root.empty() ? paths::checkpointRoot() : request.root;
   std::vector<TaskCheckpoint> out;
+  std::vector<Task> demoTasks;
   for (Task task : headTasksInRunOrder()) {
-    if (std::find(request.tasks.begin(), request.tasks.end(), task) != request.tasks.end())
-      out.push_back(resolveOne(task, request, root));
+    if (std::find(request.tasks.begin(), request.tasks.end(), task) == request.tasks.end()) continue;
+    out.push_back(resolveOne(task, request, root));
+    if (out.back().source == CheckpointSource::DemoWeights) demoTasks.push_back(task);
   }
+  if (!demoTasks.empty())
+    logger().warn(
+        "{} run on UNTRAINED demo weights (no checkpoint under {}): their results are not "
+        "predictions",
+        taskNames(demoTasks, ", "), root);
   return out;
 }
 

@@ -30,7 +30,8 @@ struct TaskCheckpoint {
   std::string error;  ///< None: why (where it looked; why the demo weights could not be had)
 };
 
-/// One entry per requested task, in headTasksInRunOrder(). Looks at the disk; loads no model.
+/// One entry per requested task, in headTasksInRunOrder(). Looks at the disk; loads no model. Logs where
+/// it looked for each task that gets the demo weights (info) and one warning naming all of them.
 std::vector<TaskCheckpoint> resolveTaskCheckpoints(const CheckpointRequest& request);
 
 }  // namespace sapiens
