@@ -3,8 +3,9 @@
 # -fsanitize=fuzzer,address,undefined into build/fuzz (or $FUZZ_BUILD_DIR) and runs it for SECONDS
 # (default 60) on a working copy of its seed corpus (tests/fuzz/corpus/TARGET). Prints executions and
 # coverage per target. A crash (or an out-of-memory, a time-out, a leak) fails the run and its input is
-# copied into the seed corpus as tests/fuzz/corpus/TARGET/crash-SHA1 (commit it): the replay test
-# (ctest test_fuzz_replay_TARGET, built by the ordinary compiler) then keeps it as a regression test.
+# kept as build/fuzz/findings/TARGET/crash-SHA1, with the command that copies it into the seed corpus
+# tests/fuzz/corpus/TARGET (commit it): the replay test (ctest test_fuzz_replay_TARGET, built by the
+# ordinary compiler) then keeps it as a regression test. Nothing is written into the source tree.
 # A target is rebuilt only when its sources, a header, tests/fuzz/ or this script is newer than its binary.
 #   tools/fuzz.sh [--if-supported] [SECONDS] [TARGET...]   SECONDS 0: build only; default targets: all of
 #   safetensors label_set keypoints_import image_open video_open (one after the other)
@@ -39,7 +40,7 @@ clang++ -fsanitize=fuzzer,address,undefined "$out/probe.cpp" -o "$out/probe" 2>"
   unsupported "clang++ cannot link a libFuzzer program with ASan/UBSan (apt install libclang-rt-dev): $(head -3 "$out/probe.log")"
 
 # The sources each target needs besides its own file, all free of LibTorch (so they build in a minute).
-json_sources="core/src/result/json_support.cpp core/src/io/atomic_file.cpp core/src/common/log.cpp
+json_sources="core/src/result/json_support.cpp core/src/io/atomic_file.cpp core/src/io/file_read.cpp core/src/common/log.cpp
   core/src/common/paths.cpp"
 label_sources="core/src/finetune/label_set.cpp core/src/finetune/frame_labels.cpp core/src/model/task.cpp
   core/src/export/coco_keypoints.cpp core/src/export/keypoints_json.cpp core/src/result/keypoint_metadata.cpp
@@ -51,12 +52,12 @@ sources_of() {
   case "$1" in
     safetensors) echo "core/src/model/safetensors.cpp" ;;
     label_set | keypoints_import) echo "$label_sources" ;;
-    image_open) echo "core/src/media/image_io.cpp" ;;
+    image_open) echo "core/src/media/image_io.cpp core/src/io/file_read.cpp" ;;
     video_open)
       echo "core/src/media/frame_source.cpp core/src/media/video_file_source.cpp core/src/media/ffmpeg_handles.cpp
         core/src/media/image_sequence_source.cpp core/src/media/camera_source.cpp
         core/src/media/synthetic_live_source.cpp core/src/media/frame_number_pattern.cpp
-        core/src/media/image_io.cpp core/src/common/log.cpp core/src/common/paths.cpp" ;;
+        core/src/media/image_io.cpp core/src/io/file_read.cpp core/src/common/log.cpp core/src/common/paths.cpp" ;;
   esac
 }
 # Compiler and linker flags besides the sanitizers (the system's OpenCV and FFmpeg are not instrumented:
@@ -88,15 +89,19 @@ cmp -s "$out/generated/sapiens/common/build_info.h.new" \
   mv "$out/generated/sapiens/common/build_info.h.new" "$out/generated/sapiens/common/build_info.h"
 rm -f "$out/generated/sapiens/common/build_info.h.new"
 
-# The inputs libFuzzer left for a failure, into the seed corpus under a name of their content, with the log.
+# The inputs libFuzzer left for a failure, kept in the build folder under a name of their content, with the
+# command that adds them to the seed corpus. The campaign never writes into the source tree: a test run
+# leaves `git status` as it was, and the replay tests read the committed corpus only.
 keep_failing_inputs() {
   local target="$1" work="$2" found=0 input kept
+  mkdir -p "$out/findings/$target"
   for input in "$work"/crash-* "$work"/oom-* "$work"/timeout-* "$work"/leak-*; do
     [ -f "$input" ] || continue
     found=1
-    kept="$root/tests/fuzz/corpus/$target/crash-$(sha1sum "$input" | cut -c1-40)"
+    kept="$out/findings/$target/crash-$(sha1sum "$input" | cut -c1-40)"
     cp "$input" "$kept"
-    echo "fuzz: $target FAILED on $(basename "$input"), kept as ${kept#"$root"/} (commit it; log: $work/log)"
+    echo "fuzz: $target FAILED on $(basename "$input"), kept as $kept (log: $work/log)"
+    echo "fuzz: fix the cause, then keep it as a regression test: cp '$kept' '$root/tests/fuzz/corpus/$target/' and commit it"
   done
   [ "$found" = 1 ] || echo "fuzz: $target FAILED without an input file (log: $work/log)"
   tail -40 "$work/log" >&2

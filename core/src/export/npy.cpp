@@ -2,12 +2,12 @@
 
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/io/export_error.h"
+#include "sapiens/io/file_read.h"
 
 #include <opencv2/core.hpp>
 
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
@@ -162,14 +162,6 @@ class HeaderParser {
   std::size_t pos_ = 0;
 };
 
-std::string readWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ExportError(path, std::string("cannot open for reading: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw ExportError(path, "read error");
-  return bytes;
-}
-
 }  // namespace
 
 std::string npyDescr(NpyType type) {
@@ -284,7 +276,7 @@ void writeNpy(const std::string& path, const cv::Mat& matrix) {
 }
 
 NpyArray readNpy(const std::string& path) {
-  const std::string bytes = readWholeFile(path);
+  const std::string bytes = readWholeFile(path, kMaxNpyFileBytes, "an npy array");
   if (bytes.size() < kMagicSize + 4 || bytes.compare(0, kMagicSize, kMagic, kMagicSize) != 0) {
     throw ExportError(path, "not a .npy file (no \\x93NUMPY magic)");
   }

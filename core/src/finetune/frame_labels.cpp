@@ -4,6 +4,7 @@
 #include "sapiens/export/mask_png.h"
 #include "sapiens/export/npy.h"
 #include "sapiens/io/export_error.h"
+#include "sapiens/io/file_read.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/media/media_error.h"
 #include "sapiens/result/keypoint_metadata.h"
@@ -30,6 +31,11 @@ std::string reasonOf(const ExportError& error) {
 }
 
 cv::Mat readMask(const std::string& path, const cv::Mat& image, std::size_t classes) {
+  try {
+    requireRegularFile(path, kMaxPictureFileBytes, "a mask picture");
+  } catch (const FileReadError& error) {
+    throw LabelSetError(path, reasonOf(error));
+  }
   cv::Mat mask = cv::imread(path, cv::IMREAD_UNCHANGED);
   if (mask.empty()) throw LabelSetError(path, "cannot be read as a picture");
   if (mask.type() != CV_8UC1) {

@@ -6,6 +6,7 @@
 #include "sapiens/export/npy.h"
 #include "sapiens/finetune/frame_labels.h"
 #include "sapiens/io/export_error.h"
+#include "sapiens/io/file_read.h"
 #include "sapiens/media/image_io.h"
 #include "sapiens/media/media_error.h"
 #include "sapiens/result/keypoint_metadata.h"
@@ -19,7 +20,6 @@
 #include <opencv2/imgproc.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -47,9 +47,12 @@ std::string readOptionalString(const Cursor& frame, const char* key) {
 }
 
 void copyFile(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  if (!in) throw LabelSetError(from, "cannot be read");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes = readWholeFile(from, kMaxPictureFileBytes, "a picture or label file");
+  } catch (const FileReadError& error) {
+    throw LabelSetError(from, error.what() + error.path().size() + 2);
+  }
   fs::create_directories(fs::path(to).parent_path());
   writeFileAtomically(to, bytes);
 }
@@ -174,10 +177,13 @@ LabelSet readOfficialSegLayout(const std::string& folder) {
                                             kLabelSetManifest));
   }
   std::map<std::string, std::string> masksByStem;
-  for (const fs::directory_entry& entry : fs::directory_iterator(masksDir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".png")
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(masksDir, ec)) {
+    std::error_code entryError;
+    if (entry.is_regular_file(entryError) && entry.path().extension() == ".png")
       masksByStem[entry.path().stem().string()] = entry.path().filename().string();
   }
+  if (ec) throw LabelSetError(masksDir.string(), "cannot be listed: " + ec.message());
   std::vector<std::string> images;
   try {
     images = listImages(imagesDir.string(), /*recursive=*/false);
@@ -249,7 +255,10 @@ cv::Mat readDenseTargetFile(Task task, const fs::path& path) {
     }
   } else {
     try {
+      requireRegularFile(path.string(), kMaxPictureFileBytes, "a dense target picture");
       target = cv::imread(path.string(), cv::IMREAD_UNCHANGED);
+    } catch (const FileReadError& error) {
+      throw LabelSetError(path.string(), error.what() + error.path().size() + 2);
     } catch (const cv::Exception& error) {
       throw LabelSetError(path.string(), "OpenCV cannot read it: " + error.msg);
     }

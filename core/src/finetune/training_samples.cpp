@@ -2,6 +2,7 @@
 
 #include "pipeline/pose_crop.h"
 #include "sapiens/common/paths.h"
+#include "sapiens/io/file_read.h"
 #include "sapiens/model/model.h"
 #include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/result/seg_classes.h"
@@ -15,7 +16,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <random>
 
@@ -35,8 +35,9 @@ std::string lower(std::string text) {
 
 const nlohmann::json& seg29Json() {
   static const nlohmann::json document = [] {
-    std::ifstream in(paths::resourceDir() + "/data/seg29.json");
-    return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    const std::string path = paths::resourceDir() + "/data/seg29.json";
+    return nlohmann::json::parse(readWholeFile(path, kMaxJsonFileBytes, "the class table (JSON)"), nullptr,
+                                 /*allow_exceptions=*/false);
   }();
   return document;
 }

@@ -1,5 +1,7 @@
 #include "sapiens/media/image_io.h"
 
+#include "sapiens/io/file_read.h"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -469,16 +471,14 @@ std::string lowerExtension(const std::string& path) {
 // Checks the file and its header, then decodes it. `maxSide` > 0 lets OpenCV decode at 1/2, 1/4 or 1/8
 // scale when the result stays at least that large.
 cv::Mat decodeImage(const std::string& path, int maxSide) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) throw MediaError(path, "no such file");
-  if (fs::is_directory(status)) throw MediaError(path, "is a folder, not an image file");
-  if (!fs::is_regular_file(status)) throw MediaError(path, "is not a regular file");
-  const std::uintmax_t bytes = fs::file_size(path, ec);
-  if (!ec && bytes == 0) throw MediaError(path, "file is empty (0 bytes)");
-
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw MediaError(path, std::string("cannot open for reading: ") + std::strerror(errno));
+  OpenedFile file;
+  try {
+    file = openRegularFile(path, kMaxPictureFileBytes, "an image file");
+  } catch (const FileReadError& error) {
+    throw MediaError(path, std::string(error.what()).substr(path.size() + 2));
+  }
+  if (file.size == 0) throw MediaError(path, "file is empty (0 bytes)");
+  std::istream& in = file.stream;
 
   std::optional<Dimensions> size;
   try {
@@ -503,7 +503,7 @@ cv::Mat decodeImage(const std::string& path, int maxSide) {
       scan && !jpegHasEndMarker(in, *scan + 2)) {
     throw MediaError(path, "JPEG data ends before its end-of-image marker: the file is truncated");
   }
-  in.close();
+  file.stream.close();
 
   int flags = floatFormat ? cv::IMREAD_COLOR | cv::IMREAD_ANYDEPTH : cv::IMREAD_COLOR;
   if (maxSide > 0 && size && !floatFormat) {

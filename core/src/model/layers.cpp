@@ -47,8 +47,17 @@ at::Tensor conv2dSummingInFloat(const at::Tensor& x, const at::Tensor& weight, c
                                 at::IntArrayRef stride, at::IntArrayRef padding) {
   if (isPixelwiseProduct(x, weight, stride, padding)) {
     if (pointwiseConvolutionApplies(x, weight, bias)) return pointwiseConvolution(x, weight, bias);
-    // x W^T sums in float32 in every dtype (cpuGemmRoundsSums); the result is channels-last as x is.
-    return linearBestPath(x.permute({0, 2, 3, 1}), weight.flatten(1), bias).permute({0, 3, 1, 2});
+    const at::Tensor rows = x.permute({0, 2, 3, 1});
+    // x W^T sums in float32 in every dtype, but its backward's weight gradient (a sum over every pixel)
+    // sums bf16 in bf16 where the CPU's GEMM rounds its sums (no AVX-512: 3-5 % off in fine-tuning's
+    // heads), so there the product runs in float32. The result is channels-last as x is.
+    if (cpuGemmRoundsSums(x)) {
+      const at::Tensor floatBias = bias.defined() ? bias.to(at::kFloat) : bias;
+      return linearBestPath(rows.to(at::kFloat), weight.flatten(1).to(at::kFloat), floatBias)
+          .to(x.scalar_type())
+          .permute({0, 3, 1, 2});
+    }
+    return linearBestPath(rows, weight.flatten(1), bias).permute({0, 3, 1, 2});
   }
   if (!cpuGemmRoundsSums(x)) return at::conv2d(x, weight, bias, stride, padding);
   return at::conv2d(x.to(at::kFloat), weight.to(at::kFloat), bias.defined() ? bias.to(at::kFloat) : bias,

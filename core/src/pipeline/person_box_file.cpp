@@ -1,11 +1,11 @@
 #include "sapiens/pipeline/person_box_file.h"
 
+#include "sapiens/io/file_read.h"
 #include "sapiens/pipeline/person_boxes.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <stdexcept>
 
 namespace sapiens {
@@ -46,12 +46,11 @@ std::map<std::int64_t, std::vector<BoundingBox>> framesList(const nlohmann::json
 }  // namespace
 
 PersonBoxFile readPersonBoxFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read the box file " + path);
+  const std::string text = readWholeFile(path, kMaxJsonFileBytes, "a box file (JSON)");
   nlohmann::json j;
   try {
-    in >> j;
-  } catch (const std::exception& e) {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + ": not valid JSON: " + e.what());
   }
   PersonBoxFile file;

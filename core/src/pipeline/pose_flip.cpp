@@ -1,22 +1,21 @@
 #include "pipeline/pose_flip.h"
 
 #include "sapiens/common/paths.h"
+#include "sapiens/io/file_read.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <stdexcept>
 
 namespace sapiens {
 
 std::vector<std::int64_t> readFlipIndices(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error(fmt::format("{}: cannot open the keypoint description", path));
+  const std::string text = readWholeFile(path, kMaxJsonFileBytes, "a keypoint description (JSON)");
   std::vector<std::int64_t> indices;
   try {
-    const nlohmann::json json = nlohmann::json::parse(file);
+    const nlohmann::json json = nlohmann::json::parse(text);
     indices = json.at("flip_indices").get<std::vector<std::int64_t>>();
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(fmt::format("{}: no usable \"flip_indices\" list: {}", path, error.what()));

@@ -1,20 +1,19 @@
 #include "result/json_support.h"
 
 #include "sapiens/io/export_error.h"
+#include "sapiens/io/file_read.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 namespace sapiens::json_support {
 
 nlohmann::json parseFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ExportError(path, std::string("cannot open for reading: ") + std::strerror(errno));
+  const std::string text = readWholeFile(path, kMaxJsonFileBytes, "a JSON file");
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     throw ExportError(path, std::string("not valid JSON: ") + error.what());
   }

@@ -2,6 +2,7 @@
 
 #include "sapiens/export/keypoints_json.h"
 #include "sapiens/io/atomic_file.h"
+#include "sapiens/io/file_read.h"
 #include "sapiens/media/video_concat.h"
 #include "sapiens/pipeline/person_tracker.h"
 #include "sapiens/run/shard.h"
@@ -12,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -142,11 +142,11 @@ MergedManifest mergeShardManifests(const std::string& outputDir) {
       throw std::runtime_error(outputDir + " holds shards of runs split " + std::to_string(count) + " and " +
                                std::to_string(n) + " ways");
     count = n;
-    std::ifstream in(entry.path());
+    const std::string text = readWholeFile(entry.path().string(), kMaxJsonFileBytes, "a run manifest (JSON)");
     nlohmann::json manifest;
     try {
-      in >> manifest;
-    } catch (const std::exception& e) {
+      manifest = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
       throw std::runtime_error(entry.path().string() + ": not valid JSON: " + e.what());
     }
     const bool pictures = manifest.contains("inputs") && manifest["inputs"].is_array();
