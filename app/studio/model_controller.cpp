@@ -190,10 +190,11 @@ void ModelController::discoverCheckpoints(bool replaceFound) {
   ++lookups_;
   runInBackground(
       *pool_, this, [request] { return resolveTaskCheckpoints(request); },
-      [this, replaceFound](const std::vector<TaskCheckpoint>& checkpoints, const QString& error) {
+      [this, replaceFound, demoAsked = request.demoFallback](const std::vector<TaskCheckpoint>& checkpoints,
+                                                             const QString& error) {
         --lookups_;
         if (!error.isEmpty()) logger().error("cannot look for checkpoints: {}", qUtf8Printable(error));
-        useCheckpoints(checkpoints, replaceFound);
+        useCheckpoints(checkpoints, replaceFound, demoAsked);
         Q_EMIT lookupFinished();
         if (lookups_ == 0 && runAfterLookup_) {
           runAfterLookup_ = false;
@@ -202,7 +203,8 @@ void ModelController::discoverCheckpoints(bool replaceFound) {
       });
 }
 
-void ModelController::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints, bool replaceFound) {
+void ModelController::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints, bool replaceFound,
+                                     bool demoAsked) {
   QStringList demoTasks;
   for (const TaskCheckpoint& checkpoint : checkpoints) {
     const Task task = checkpoint.task;
@@ -220,7 +222,10 @@ void ModelController::useCheckpoints(const std::vector<TaskCheckpoint>& checkpoi
       demoTasks_.insert(task);
       demoTasks << taskLabel(task);
     } else {
-      if (demoFallbackAction_->isChecked()) logger().error("no demo weights: {}", checkpoint.error);
+      // A lookup that did not ask for demo weights (one started before they were turned on, as at a
+      // --demo-weights start) leaves those in use alone; one that asked and got none failed.
+      if (!demoAsked && demoTasks_.count(task)) continue;
+      if (demoAsked) logger().error("no demo weights: {}", checkpoint.error);
       // A checkpoint of a folder no longer in use goes with it.
       if (replaceFound && !current.isEmpty()) inference_->setModelPath(task, QString());
       demoTasks_.erase(task);

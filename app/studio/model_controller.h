@@ -87,7 +87,8 @@ class ModelController : public QObject {
   void message(const QString& text, int timeoutMs);
 
  private:
-  void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints, bool replaceFound);
+  /// `demoAsked`: the lookup asked for demo weights where no checkpoint is found.
+  void useCheckpoints(const std::vector<TaskCheckpoint>& checkpoints, bool replaceFound, bool demoAsked);
 
   QWidget* window_;
   InferenceSession* inference_;
