@@ -3,19 +3,95 @@
 #include "background_work.h"
 
 #include "sapiens/media/image_io.h"
+#include "sapiens/media/video_file_source.h"
 
 #include <opencv2/core/mat.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <QApplication>
+#include <QColor>
 #include <QFileInfo>
+#include <QFont>
+#include <QFontMetrics>
 #include <QIcon>
 #include <QImage>
+#include <QPainter>
 #include <QPixmap>
 #include <QStyle>
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
+#include <optional>
 
 namespace sapiens::studio {
+namespace {
+
+// A row's thumbnail: the picture, and for a video its length.
+struct Thumbnail {
+  QImage picture;
+  double durationSeconds = -1;  ///< a video's (0 when the file does not say); < 0 for a picture
+};
+
+QImage qImageOf(const cv::Mat& bgr) {
+  return QImage(bgr.data, bgr.cols, bgr.rows, int(bgr.step), QImage::Format_BGR888).copy();
+}
+
+// At most maxSide pixels wide and high, aspect kept, never enlarged.
+cv::Mat fitted(const cv::Mat& bgr, int maxSide) {
+  const double scale = std::min(1.0, double(maxSide) / std::max(bgr.cols, bgr.rows));
+  if (scale >= 1.0) return bgr;
+  cv::Mat small;
+  cv::resize(bgr, small,
+             cv::Size(std::max(1, int(std::lround(bgr.cols * scale))),
+                      std::max(1, int(std::lround(bgr.rows * scale)))),
+             0, 0, cv::INTER_AREA);
+  return small;
+}
+
+// A video's frame from about a tenth of the way in (the first frames are often black or a title), else
+// its first frame where that seek fails. Throws MediaError naming the file when no frame can be read.
+Thumbnail videoThumbnail(const std::string& path, int maxSide) {
+  VideoFileSource source(path);
+  const SourceInfo info = source.info();
+  std::optional<Frame> frame;
+  try {
+    if (info.frameCount > 1) source.seek(info.frameCount / 10);
+    frame = source.next();
+  } catch (const MediaError&) {
+    frame = VideoFileSource(path).next();
+  }
+  if (!frame) throw MediaError(path, "has no frame to show");
+  return {qImageOf(fitted(frame->bgr, maxSide)), info.durationSeconds};
+}
+
+// "0:07", "12:34", "1:02:03".
+QString durationText(double seconds) {
+  const auto total = static_cast<long long>(std::lround(seconds));
+  const QString rest = QStringLiteral("%1").arg(total % 60, 2, 10, QLatin1Char('0'));
+  if (total < 3600) return QStringLiteral("%1:%2").arg(total / 60).arg(rest);
+  return QStringLiteral("%1:%2:%3").arg(total / 3600).arg(total / 60 % 60, 2, 10, QLatin1Char('0')).arg(rest);
+}
+
+// The thumbnail with a video's length in its bottom-right corner, as file browsers show it.
+QPixmap withDuration(const Thumbnail& thumbnail) {
+  QPixmap pixmap = QPixmap::fromImage(thumbnail.picture);
+  if (thumbnail.durationSeconds <= 0) return pixmap;
+  QPainter painter(&pixmap);
+  QFont font = painter.font();
+  font.setPixelSize(11);
+  painter.setFont(font);
+  const QString text = durationText(thumbnail.durationSeconds);
+  const QSize size = QFontMetrics(font).size(Qt::TextSingleLine, text) + QSize(6, 2);
+  const QRect badge(pixmap.width() - size.width() - 2, pixmap.height() - size.height() - 2, size.width(),
+                    size.height());
+  painter.fillRect(badge, QColor(0, 0, 0, 170));
+  painter.setPen(Qt::white);
+  painter.drawText(badge, Qt::AlignCenter, text);
+  return pixmap;
+}
+
+}  // namespace
 
 MediaBrowser::MediaBrowser(QWidget* parent) : QListWidget(parent) {
   setObjectName(QStringLiteral("mediaBrowser"));
@@ -72,15 +148,22 @@ void MediaBrowser::startThumbnails() {
     runInBackground(
         pool_, this,
         [this, path, generation] {
-          if (generation != generation_) return QImage();  // a newer folder was opened
-          const cv::Mat bgr = readImageThumbnailBgr(path.toStdString(), kThumbnailSize);
-          return QImage(bgr.data, bgr.cols, bgr.rows, int(bgr.step), QImage::Format_BGR888).copy();
+          if (generation != generation_) return Thumbnail();  // a newer folder was opened
+          // Anything not named like a picture is opened as a video (MainWindow::showFile does the same).
+          if (!hasImageExtension(path.toStdString()))
+            return videoThumbnail(path.toStdString(), kThumbnailSize);
+          return Thumbnail{qImageOf(readImageThumbnailBgr(path.toStdString(), kThumbnailSize))};
         },
-        [this, row, generation](const QImage& thumbnail, const QString& error) {
+        [this, row, path, generation](const Thumbnail& thumbnail, const QString& error) {
           if (generation != generation_ || row >= count()) return;
           QListWidgetItem* entry = item(row);
           if (error.isEmpty()) {
-            entry->setIcon(QIcon(QPixmap::fromImage(thumbnail)));
+            entry->setIcon(QIcon(withDuration(thumbnail)));
+            if (thumbnail.durationSeconds >= 0) {
+              entry->setData(kDurationRole, thumbnail.durationSeconds);
+              if (thumbnail.durationSeconds > 0)
+                entry->setToolTip(tr("%1\nvideo, %2").arg(path, durationText(thumbnail.durationSeconds)));
+            }
           } else {
             entry->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
             entry->setToolTip(error);

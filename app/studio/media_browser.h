@@ -1,6 +1,8 @@
 #pragma once
-// The Media dock: one thumbnail per opened image. Thumbnails are decoded in the background, in order;
-// choosing one (click or arrow keys) asks the window to show that image.
+// The Media dock: one thumbnail per opened image or video (a video's frame from about a tenth of the way
+// in, its length in the corner; a warning sign, with the reason as its tooltip, for a file that cannot be
+// read). Thumbnails are decoded in the background, in order; choosing one (click or arrow keys) asks the
+// window to show that file.
 
 #include <QListWidget>
 #include <QStringList>
@@ -24,6 +26,8 @@ class MediaBrowser : public QListWidget {
   void markCurrent(const QString& path);
 
   static constexpr int kThumbnailSize = 96;
+  /// A video's entry holds its length in seconds (a double; 0 when the file does not say) under this role.
+  static constexpr int kDurationRole = Qt::UserRole + 1;
 
  Q_SIGNALS:
   void fileChosen(const QString& path);

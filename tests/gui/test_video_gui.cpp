@@ -9,6 +9,7 @@
 #include "crossing_video.h"
 #include "image_view.h"
 #include "main_window.h"
+#include "media_browser.h"
 #include "media_player.h"
 #include "tasks_panel.h"
 #include "test_support.h"
@@ -27,6 +28,8 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QIcon>
+#include <QImage>
 #include <QLabel>
 #include <QProgressDialog>
 #include <QPushButton>
@@ -35,6 +38,7 @@
 #include <QSlider>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -94,6 +98,26 @@ void runSegOnOpen(MainWindow& window, bool on) {
   for (Task task : sapiens::headTasksInRunOrder())
     window.tasksPanel()->setTaskSelected(task, on && task == Task::Seg);
   window.tasksPanel()->setRunsOnOpen(on);
+}
+
+// Which frame of the numbered video a Media thumbnail (96 x 72) shows: the one whose picture, shrunk the
+// same way, is nearest above the bottom block row (where the length is drawn).
+int frameInThumbnail(const QIcon& icon) {
+  const QImage image = icon.pixmap(QSize(96, 96)).toImage().convertToFormat(QImage::Format_RGB888);
+  if (image.size() != QSize(96, 72)) return -1;
+  cv::Mat shown(image.height(), image.width(), CV_8UC3, const_cast<uchar*>(image.constBits()),
+                std::size_t(image.bytesPerLine()));
+  const cv::Rect top(0, 0, 96, 52);
+  int best = -1;
+  double bestDifference = 1e9;
+  for (int i = 0; i < kFrames; ++i) {
+    cv::Mat expected;
+    cv::resize(sapiens::frameNumberPicture(160, 120, i), expected, cv::Size(96, 72), 0, 0, cv::INTER_AREA);
+    cv::cvtColor(expected, expected, cv::COLOR_BGR2RGB);
+    const double difference = cv::norm(shown(top), expected(top), cv::NORM_L1) / top.area();
+    if (difference < bestDifference) best = i, bestDifference = difference;
+  }
+  return best;
 }
 
 }  // namespace
@@ -540,6 +564,36 @@ class TestVideoGui : public QObject {
     QVERIFY(!strip->isVisible());
     window.closeMedia();
     QCOMPARE(window.videoTracks().framesRecorded(), std::size_t(0));
+  }
+
+  // A video in the Media dock shows one of its frames, from about a tenth of the way in (frame 2 of 24),
+  // with its length, not a warning sign; a file that cannot be read keeps the warning, saying why.
+  void theMediaListShowsAVideosFrameAndLength() {
+    const QString fake = dir_.filePath(QStringLiteral("not_a_video.mp4"));
+    QFile file(fake);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray(4096, 'x'));
+    file.close();
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.openPaths({video_, fake});
+    sapiens::studio::MediaBrowser* media = window.mediaBrowser();
+    QCOMPARE(media->count(), 2);
+    constexpr int kDuration = sapiens::studio::MediaBrowser::kDurationRole;
+    QTRY_VERIFY_WITH_TIMEOUT(media->item(0)->data(kDuration).isValid(), kTimeoutMs);
+    QVERIFY2(std::abs(media->item(0)->data(kDuration).toDouble() - kFrames / kFps) < 0.1,
+             qPrintable(media->item(0)->data(kDuration).toString()));
+    QVERIFY2(media->item(0)->toolTip().contains(QStringLiteral("0:02")),
+             qPrintable(media->item(0)->toolTip()));
+    QCOMPARE(frameInThumbnail(media->item(0)->icon()), 2);
+
+    QTRY_VERIFY_WITH_TIMEOUT(media->item(1)->toolTip() != fake, kTimeoutMs);
+    QVERIFY2(media->item(1)->toolTip().contains(QStringLiteral("not_a_video.mp4")),
+             qPrintable(media->item(1)->toolTip()));
+    QVERIFY(!media->item(1)->data(kDuration).isValid());
+    const QImage warning = window.style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(32).toImage();
+    QCOMPARE(media->item(1)->icon().pixmap(32).toImage(), warning);
   }
 
   void reportsWhatIsNotAVideoAndGoesOn() {
