@@ -348,7 +348,7 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option(
       "--keypoint-format", a->keypointFormats,
       "Pose also as other layouts, comma-separated: coco17, wholebody (COCO-WholeBody-133), openpose "
-      "(BODY_25 + hands + face)");
+      "(BODY_25 + hands + face); a video writes them per frame, with track ids");
   sub->add_flag("--glb", a->glb, "Also write the pointmap's mesh as binary glTF, STEM.glb (vertex colours)");
   sub->add_flag("--no-overlay", a->noOverlay, "Do not write overlay pictures");
   return [a] { return runRun(*a); };
