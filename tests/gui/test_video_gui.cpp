@@ -3,7 +3,8 @@
 // order, no faster than the file's own rate, and stops at the end or loops; with a model, each frame is
 // shown together with its own results; the test-pattern camera streams with frame rate, latency and
 // dropped frames in the status bar; a file that is not a video is reported and the window goes on; two
-// people crossing keep their ids, and a click on one shows where their track runs.
+// people crossing keep their ids, and a click on one shows where their track runs. Quitting while an
+// annotated video is written stops its forward pass at once and removes the partial file.
 
 #include "camera_dialog.h"
 #include "crossing_video.h"
@@ -31,6 +32,7 @@
 #include <QIcon>
 #include <QImage>
 #include <QLabel>
+#include <QMessageBox>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSettings>
@@ -49,10 +51,13 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <vector>
 
 using sapiens::Task;
@@ -470,6 +475,69 @@ class TestVideoGui : public QObject {
                  .size(),
              0);
     window.closeMedia();
+  }
+
+  // Quitting while an annotated video is written, the first frame's forward under way (the seg fixture at
+  // 1.5 times its native input: a forward of 8-12 s on two cores): Stop and Quit closes the window within
+  // 2 s (the pass stops between backbone blocks), and neither the partial video nor the export's scratch
+  // folder is left.
+  void quittingDuringAnExportStopsItsForwardAndRemovesThePartialVideo() {
+    QTemporaryDir dir;
+    const QString input = dir.filePath(QStringLiteral("three.mp4"));
+    sapiens::VideoWriterOptions writerOptions;
+    writerOptions.width = 160;
+    writerOptions.height = 120;
+    writerOptions.fps = kFps;
+    sapiens::VideoWriter writer(input.toStdString(), writerOptions);
+    for (int i = 0; i < 3; ++i) writer.write(sapiens::frameNumberPicture(160, 120, i), i / kFps);
+    writer.finish();
+    // The video run logs the input's size just before its frames go through the model.
+    std::atomic<bool> framesGoing{false};
+    struct LogWatch {
+      int id;
+      double scale = QSettings().value(QStringLiteral("compute/inputScale"), 1.0).toDouble();
+      ~LogWatch() {
+        sapiens::log::removeCallback(id);
+        QSettings().setValue(QStringLiteral("compute/inputScale"), scale);  // for the tests after this one
+      }
+    } watch{sapiens::log::addCallback([&framesGoing](sapiens::log::Level, std::string_view message) {
+      if (message.find("three.mp4: 160x120") != std::string_view::npos) framesGoing = true;
+    })};
+
+    auto window = std::make_unique<MainWindow>();
+    window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window.get()));
+    QVERIFY(loadSegModel(*window));
+    runSegOnOpen(*window, false);
+    window->tasksPanel()->setTaskSelected(Task::Seg, true);
+    QSignalSpy shown(window.get(), &MainWindow::mediaFrameShown);
+    window->openPaths({input});
+    QVERIFY(shown.wait(kTimeoutMs));
+    window->setInputScale(1.5);
+    const QString output = dir.filePath(QStringLiteral("three.annotated.mp4"));
+    window->exportAnnotatedVideo(output);
+    QTRY_VERIFY_WITH_TIMEOUT(framesGoing, kTimeoutMs);
+    QTest::qWait(500);  // into the first frame's forward
+    auto* progress = window->findChild<QProgressDialog*>(QStringLiteral("videoExportProgress"));
+    QVERIFY(progress && progress->value() <= 0);  // no frame done yet
+
+    window->close();
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY((box = window->findChild<QMessageBox*>(QStringLiteral("quitDialog"))) && box->isVisible());
+    QVERIFY2(box->text().contains(QStringLiteral("an annotated video export")), qPrintable(box->text()));
+    QElapsedTimer quitting;
+    quitting.start();
+    QTest::mouseClick(box->findChild<QPushButton*>(QStringLiteral("stopAndQuit")), Qt::LeftButton);
+    QTRY_VERIFY(!window->isVisible());
+    window.reset();  // joins the export's thread
+    const qint64 ms = quitting.elapsed();
+    qInfo("window gone %lld ms after Stop and Quit", ms);
+    QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+    QVERIFY(!QFile::exists(output));
+    QCOMPARE(QDir(dir.path())
+                 .entryList({QStringLiteral(".sapiens-export-*")}, QDir::AllEntries | QDir::Hidden)
+                 .size(),
+             0);
   }
 
   // Two people cross with the boxes from a file (File > Person Boxes for Video), B hidden behind A for 5

@@ -9,6 +9,10 @@ void setForwardInterruptFlag(const std::atomic<bool>* flag) {
   interruptFlag = flag;
 }
 
+const std::atomic<bool>* forwardInterruptFlag() {
+  return interruptFlag;
+}
+
 void throwIfForwardInterrupted() {
   if (interruptFlag && interruptFlag->load(std::memory_order_relaxed)) throw ForwardInterrupted();
 }

@@ -2,6 +2,7 @@
 
 #include "sapiens/common/log.h"
 #include "sapiens/common/threads.h"
+#include "sapiens/model/forward_interrupt.h"
 #include "sapiens/model/model.h"
 #include "sapiens/pipeline/frame_queue.h"
 #include "sapiens/pipeline/task_analysis.h"
@@ -98,6 +99,7 @@ class PipelineRun {
         live_(source.info().live),
         batchSize_(live_ ? 1 : std::max<std::size_t>(1, options.batchSize)),
         helperNiceness_(threads::thisThreadNiceness() + threads::kHelperNicenessStep),
+        interrupt_(options.interrupt ? options.interrupt : forwardInterruptFlag()),
         decodedFrames_(options.queueCapacity),
         analysedFrames_(options.queueCapacity) {}
 
@@ -105,9 +107,9 @@ class PipelineRun {
     std::thread decoder([this] { decode(); });
     std::thread analyser([this] { analyse(); });
     std::thread sinkStage([this] { sink(); });
-    // The caller's thread only watches for a cancel.
+    // The caller's thread only watches for a cancel or the job's interrupt.
     while (!sinkDone_) {
-      if (callbacks_.isCancelled && callbacks_.isCancelled()) {
+      if ((callbacks_.isCancelled && callbacks_.isCancelled()) || interruptRequested()) {
         stats_.cancelled = true;  // the sink thread never writes this field
         stopAll();
         break;
@@ -123,10 +125,13 @@ class PipelineRun {
     stats_.analyseBusySeconds = analyseBusy_;
     stats_.wallSeconds = secondsSince(started_);
     failure_.copyTo(stats_);
+    if (interrupted_) stats_.cancelled = true;  // a stop asked for, not a failure
     return stats_;
   }
 
  private:
+  bool interruptRequested() const { return interrupt_ && interrupt_->load(); }
+
   void stopAll() {
     stop_ = true;
     decodedFrames_.close();
@@ -190,10 +195,13 @@ class PipelineRun {
       boxes.push_back(userBoxesFor(options_, batch[i].frame.index));
     }
     for (const TaskModel& m : options_.models) {
+      throwIfForwardInterrupted();  // before each task; the passes also stop between their blocks
       try {
         const auto sources = analyzeTaskBatch(*m.model, images, results, m.inputSize, boxes);
         for (std::size_t i = 0; i < batch.size(); ++i)
           if (!sources[i].empty()) processed[i].personBoxSource = sources[i];
+      } catch (const ForwardInterrupted&) {
+        throw;  // the job's stop, not this task's failure
       } catch (const std::exception& e) {
         for (FrameResult* r : results) r->taskErrors[m.model->task()] = e.what();
       }
@@ -205,6 +213,7 @@ class PipelineRun {
   }
 
   void analyse() {
+    setForwardInterruptFlag(interrupt_);  // this thread runs the job's forward passes
     try {
       while (!stop_) {
         std::vector<CapturedFrame> batch = nextBatch();
@@ -219,6 +228,10 @@ class PipelineRun {
           if (!analysedFrames_.push(std::move(processed[i]))) return;
         }
       }
+    } catch (const ForwardInterrupted&) {
+      logger().info("frame pipeline: interrupted, the frames in flight are dropped");
+      interrupted_ = true;
+      stopAll();
     } catch (const std::exception& e) {
       failure_.set("analyse", e.what());
       stopAll();
@@ -277,10 +290,11 @@ class PipelineRun {
   const bool live_;
   const std::size_t batchSize_;
   const int helperNiceness_;
+  const std::atomic<bool>* const interrupt_;
   const Clock::time_point started_ = Clock::now();
   FramePipelineStats stats_;
   Failure failure_;
-  std::atomic<bool> stop_{false}, sinkDone_{false};
+  std::atomic<bool> stop_{false}, sinkDone_{false}, interrupted_{false};
   std::atomic<std::int64_t> decoded_{0}, sourceGaps_{0};
   std::atomic<double> decodeBusy_{0}, analyseBusy_{0};
   BoundedQueue<CapturedFrame> decodedFrames_;

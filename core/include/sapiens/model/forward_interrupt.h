@@ -17,6 +17,10 @@ class ForwardInterrupted : public std::runtime_error {
 /// outlive the thread's forward passes.
 void setForwardInterruptFlag(const std::atomic<bool>* flag);
 
+/// The calling thread's flag (nullptr: none): work that runs its forward passes on threads of its own
+/// installs it there, so that the job's interrupt reaches them.
+const std::atomic<bool>* forwardInterruptFlag();
+
 /// Throws ForwardInterrupted when the calling thread's flag is set.
 void throwIfForwardInterrupted();
 

@@ -15,6 +15,7 @@
 #include "sapiens/pipeline/temporal_smoothing.h"
 #include "sapiens/result/frame_result.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -50,6 +51,11 @@ struct FramePipelineOptions {
   std::size_t queueCapacity = 4;            ///< frames waiting between two stages
   std::optional<TrackingOptions> tracking;  ///< people get a track id (before smoothing, which uses it)
   std::optional<SmoothingOptions> smoothing;
+  /// The job's interrupt (a window closing): once set, the forward pass under way stops between backbone
+  /// blocks (the flag is installed on the analyser thread for the run), no further task or batch starts,
+  /// and the run ends as cancelled, not failed. nullptr: the calling thread's flag (forward_interrupt.h),
+  /// so a job that installed one on its thread stops its pipeline's passes too. Must outlive the run.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct ProcessedFrame {
@@ -83,6 +89,7 @@ struct FramePipelineCallbacks {
   /// Called after each processed frame, on the same thread.
   std::function<void(const FramePipelineStats&)> onProgress;
   /// Polled on the caller's thread every 20 ms; true stops the run soon (frames in flight are dropped).
+  /// The options' interrupt stops it the same way, without waiting for the forward pass under way.
   std::function<bool()> isCancelled;
 };
 
