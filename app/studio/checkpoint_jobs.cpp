@@ -18,7 +18,16 @@ bool isDownloadWork(CheckpointJobs::Kind kind) {
   return kind == CheckpointJobs::Kind::Download || kind == CheckpointJobs::Kind::Verify;
 }
 
+// Jobs whose result depends on the checkpoint folder: all but the size questions (the server's).
+bool actsOnFolder(CheckpointJobs::Kind kind) {
+  return kind != CheckpointJobs::Kind::Probe;
+}
+
 }  // namespace
+
+bool CheckpointJobs::Job::sameWork(const Job& other) const {
+  return kind == other.kind && entry.id == other.entry.id && (!actsOnFolder(kind) || root == other.root);
+}
 
 bool CheckpointJobs::downloadWorkQueued() const {
   return std::any_of(queue_.begin(), queue_.end(), [](const Job& j) { return isDownloadWork(j.kind); });
@@ -47,23 +56,39 @@ void CheckpointJobs::setEndpoint(const QString& endpoint) {
 
 void CheckpointJobs::enqueue(Kind kind, const zoo::Entry& entry, const QString& root) {
   bool startsDownloading = false;
+  Job job{kind, entry, root.toStdString()};
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto same = [&](const Job& j) { return j.kind == kind && j.entry.id == entry.id; };
-    if (std::any_of(queue_.begin(), queue_.end(), same)) return;
+    if (std::any_of(queue_.begin(), queue_.end(), [&](const Job& j) { return j.sameWork(job); })) return;
     if (kind == Kind::Probe &&
         std::none_of(queue_.begin(), queue_.end(), [](const Job& j) { return j.kind == Kind::Probe; }))
       networkDown_ = false;  // asked again: try the network again
     const bool wasDownloading = (running_ && isDownloadWork(running_->kind)) || downloadWorkQueued();
     startsDownloading = isDownloadWork(kind) && !wasDownloading;
-    // What the user asked for goes before the size questions still queued (23 of them on opening).
-    const auto at = isDownloadWork(kind) ? std::find_if(queue_.begin(), queue_.end(),
-                                                        [](const Job& j) { return j.kind == Kind::Probe; })
-                                         : queue_.end();
-    queue_.insert(at, {kind, entry, root.toStdString()});
+    // What the user asked for and the checks of the disk go before the size questions still queued (23
+    // of them on opening).
+    const auto at = kind != Kind::Probe ? std::find_if(queue_.begin(), queue_.end(),
+                                                       [](const Job& j) { return j.kind == Kind::Probe; })
+                                        : queue_.end();
+    queue_.insert(at, std::move(job));
   }
   wake_.notify_one();
   if (startsDownloading) Q_EMIT downloadingChanged(true);
+}
+
+void CheckpointJobs::dropWorkOutside(const QString& root) {
+  bool stopsDownloading = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string folder = root.toStdString();
+    const auto elsewhere = [&](const Job& j) { return actsOnFolder(j.kind) && j.root != folder; };
+    const bool wereQueued = downloadWorkQueued();
+    queue_.erase(std::remove_if(queue_.begin(), queue_.end(), elsewhere), queue_.end());
+    if (running_ && elsewhere(*running_)) cancelRunning_ = true;
+    const bool running = running_ && isDownloadWork(running_->kind);  // its end says it
+    stopsDownloading = wereQueued && !downloadWorkQueued() && !running;
+  }
+  if (stopsDownloading) Q_EMIT downloadingChanged(false);
 }
 
 void CheckpointJobs::cancel(Kind kind, const QString& id) {
@@ -149,15 +174,16 @@ void CheckpointJobs::runJob(const Job& job) {
     // Anything unforeseen ends this job, never the thread.
     logger().error("{}: {}", job.entry.id, e.what());
     if (isDownloadWork(job.kind))
-      Q_EMIT finished(QString::fromStdString(job.entry.id), job.kind, false, false,
-                      QString::fromStdString(e.what()));
+      Q_EMIT finished(QString::fromStdString(job.entry.id), QString::fromStdString(job.root), job.kind, false,
+                      false, QString::fromStdString(e.what()));
   }
 }
 
 void CheckpointJobs::check(const Job& job) {
   const zoo::FileCheck c = zoo::checkInstalled(job.entry, job.root);
-  Q_EMIT checked(QString::fromStdString(job.entry.id), static_cast<int>(c.state),
-                 zoo::partialBytes(job.entry, job.root), QString::fromStdString(c.problem));
+  Q_EMIT checked(QString::fromStdString(job.entry.id), QString::fromStdString(job.root),
+                 static_cast<int>(c.state), zoo::partialBytes(job.entry, job.root),
+                 QString::fromStdString(c.problem));
 }
 
 void CheckpointJobs::probe(const Job& job) {
@@ -189,6 +215,7 @@ void CheckpointJobs::probe(const Job& job) {
 
 void CheckpointJobs::download(const Job& job) {
   const QString id = QString::fromStdString(job.entry.id);
+  const QString root = QString::fromStdString(job.root);
   zoo::CheckpointDownload d;
   d.entry = &job.entry;
   d.root = job.root;
@@ -197,8 +224,8 @@ void CheckpointJobs::download(const Job& job) {
     d.endpoint = endpoint_;
   }
   d.isCancelled = [this] { return cancelled(); };
-  d.onProgress = [this, id](const DownloadProgress& p) {
-    Q_EMIT progress(id, p.received, p.total.value_or(0), p.bytesPerSecond, p.verifying);
+  d.onProgress = [this, id, root](const DownloadProgress& p) {
+    Q_EMIT progress(id, root, p.received, p.total.value_or(0), p.bytesPerSecond, p.verifying);
   };
   try {
     const zoo::CheckpointDownloadResult r = zoo::downloadCheckpoint(d);
@@ -207,9 +234,9 @@ void CheckpointJobs::download(const Job& job) {
         : r.download.sha256.empty()
             ? tr("Downloaded %1 (the server announced no SHA-256)").arg(QString::fromStdString(r.path))
             : tr("Downloaded %1, SHA-256 as the server announced").arg(QString::fromStdString(r.path));
-    Q_EMIT finished(id, Kind::Download, true, false, message);
+    Q_EMIT finished(id, root, Kind::Download, true, false, message);
   } catch (const DownloadError& e) {
-    Q_EMIT finished(id, Kind::Download, false, e.kind() == DownloadError::Kind::Cancelled,
+    Q_EMIT finished(id, root, Kind::Download, false, e.kind() == DownloadError::Kind::Cancelled,
                     QString::fromStdString(e.what()));
   }
   check(job);
@@ -217,9 +244,10 @@ void CheckpointJobs::download(const Job& job) {
 
 void CheckpointJobs::verify(const Job& job) {
   const QString id = QString::fromStdString(job.entry.id);
+  const QString root = QString::fromStdString(job.root);
   const zoo::FileCheck c = zoo::checkInstalled(job.entry, job.root);
   if (c.state != zoo::FileState::Valid) {
-    Q_EMIT finished(id, Kind::Verify, false, false,
+    Q_EMIT finished(id, root, Kind::Verify, false, false,
                     c.state == zoo::FileState::Missing
                         ? tr("%1 is not there").arg(QString::fromStdString(c.path))
                         : QString::fromStdString(c.problem));
@@ -232,19 +260,19 @@ void CheckpointJobs::verify(const Job& job) {
     if (it != announcedSha256_.end()) announced = it->second;
   }
   const std::optional<std::string> hash = sha256OfFile(
-      c.path, [&](std::uint64_t done) { Q_EMIT progress(id, done, c.bytes, 0, true); },
+      c.path, [&](std::uint64_t done) { Q_EMIT progress(id, root, done, c.bytes, 0, true); },
       [this] { return cancelled(); });
-  if (!hash) return Q_EMIT finished(id, Kind::Verify, false, true, tr("Verification cancelled"));
+  if (!hash) return Q_EMIT finished(id, root, Kind::Verify, false, true, tr("Verification cancelled"));
   const QString path = QString::fromStdString(c.path);
   const QString actual = QString::fromStdString(*hash);
   if (announced.empty())
-    Q_EMIT finished(id, Kind::Verify, true, false,
+    Q_EMIT finished(id, root, Kind::Verify, true, false,
                     tr("%1 is valid; SHA-256 %2 (the server's hash is not known)").arg(path, actual));
   else if (*hash == announced)
-    Q_EMIT finished(id, Kind::Verify, true, false,
+    Q_EMIT finished(id, root, Kind::Verify, true, false,
                     tr("%1 is valid; its SHA-256 is the hub's: %2").arg(path, actual));
   else
-    Q_EMIT finished(id, Kind::Verify, false, false,
+    Q_EMIT finished(id, root, Kind::Verify, false, false,
                     tr("%1: its SHA-256 is %2 but the hub announces %3")
                         .arg(path, actual, QString::fromStdString(announced)));
   check(job);

@@ -3,8 +3,10 @@
 // waits on the disk or the network: checking the files present (core's checkFile), asking the server for
 // each file's size and hash, downloading (core's downloadCheckpoint, the CLI's code: resume from the
 // .part file, the hub's SHA-256, the catalogue's check) and verifying a file against the hub's hash.
-// Results come back as queued signals. Quitting cancels the running job and waits at most for libcurl's
-// next progress call (well under a second).
+// Results come back as queued signals, each naming the folder it is for. A job acts on an entry in a
+// checkpoint folder: a request for the same entry and folder as one queued is dropped as a duplicate (a size
+// question is the server's, asked once whatever the folder). Quitting cancels the running job and waits
+// at most for libcurl's next progress call (well under a second).
 
 #include "sapiens/model/model_zoo.h"
 
@@ -32,7 +34,12 @@ class CheckpointJobs : public QObject {
 
   /// Where the files go; "" = the Hugging Face endpoint of $HF_ENDPOINT or huggingface.co.
   void setEndpoint(const QString& endpoint);
+  /// Queues `kind` for `entry` in the checkpoint folder `root`; checks, downloads and verifications go
+  /// before the size questions still queued (each can wait on the network for up to 20 s).
   void enqueue(Kind kind, const zoo::Entry& entry, const QString& root);
+  /// The checkpoint folder is now `root`: the queued checks, downloads and verifications of any other
+  /// folder are dropped and such a job under way is cancelled (a download keeps its .part file).
+  void dropWorkOutside(const QString& root);
   /// Cancels the entry's queued jobs of `kind` and the running one (a download keeps its .part file).
   void cancel(Kind kind, const QString& id);
   /// Cancels every queued download and verification and the running one.
@@ -43,15 +50,17 @@ class CheckpointJobs : public QObject {
   QStringList downloadQueue() const;
 
  Q_SIGNALS:
-  /// A Check: zoo::FileState as int, bytes in its .part file, why it is invalid.
-  void checked(const QString& id, int state, quint64 partialBytes, const QString& problem);
+  /// A Check of the file in `root`: zoo::FileState as int, bytes in its .part file, why it is invalid.
+  void checked(const QString& id, const QString& root, int state, quint64 partialBytes,
+               const QString& problem);
   /// A Probe: the size the server announces (-1 unknown), its SHA-256 ("" unknown), or why it failed.
   void probed(const QString& id, qint64 bytes, const QString& sha256, const QString& error);
   /// A Download or Verify under way; `total` 0 while unknown; `verifying` while the hash is computed.
-  void progress(const QString& id, quint64 received, quint64 total, double bytesPerSecond, bool verifying);
-  /// A Download or Verify ended: `message` says what happened (the cause when it failed).
-  void finished(const QString& id, sapiens::studio::CheckpointJobs::Kind kind, bool ok, bool cancelled,
-                const QString& message);
+  void progress(const QString& id, const QString& root, quint64 received, quint64 total,
+                double bytesPerSecond, bool verifying);
+  /// A Download or Verify in `root` ended: `message` says what happened (the cause when it failed).
+  void finished(const QString& id, const QString& root, sapiens::studio::CheckpointJobs::Kind kind, bool ok,
+                bool cancelled, const QString& message);
   void downloadingChanged(bool downloading);
 
  private:
@@ -59,6 +68,9 @@ class CheckpointJobs : public QObject {
     Kind kind;
     zoo::Entry entry;
     std::string root;
+
+    /// Whether `other` acts on the same thing: the entry in the same folder (a probe: the entry).
+    bool sameWork(const Job& other) const;
   };
   void run();
   void runJob(const Job& job);

@@ -164,10 +164,11 @@ void ModelManagerDialog::buildTable() {
   }
 }
 
+// Results for another folder than the one shown (asked for before it changed) are not this table's.
 void ModelManagerDialog::connectJobs() {
   connect(jobs_, &CheckpointJobs::checked, this,
-          [this](const QString& id, int state, quint64 partial, const QString& problem) {
-            Row* row = rowOf(id);
+          [this](const QString& id, const QString& root, int state, quint64 partial, const QString& problem) {
+            Row* row = root == root_ ? rowOf(id) : nullptr;
             if (!row) return;
             row->state = static_cast<zoo::FileState>(state);
             row->partialBytes = partial;
@@ -188,8 +189,9 @@ void ModelManagerDialog::connectJobs() {
             updateOverall();
           });
   connect(jobs_, &CheckpointJobs::progress, this,
-          [this](const QString& id, quint64 received, quint64 total, double rate, bool verifying) {
-            Row* row = rowOf(id);
+          [this](const QString& id, const QString& root, quint64 received, quint64 total, double rate,
+                 bool verifying) {
+            Row* row = root == root_ ? rowOf(id) : nullptr;
             if (!row) return;
             row->received = received;
             row->total = total;
@@ -222,9 +224,17 @@ void ModelManagerDialog::refresh() {
 }
 
 void ModelManagerDialog::setRoot(const QString& root) {
+  jobs_->dropWorkOutside(root);  // what was asked for the old folder is no longer wanted, nor shown
   root_ = root;
   rootEdit_->setText(root);
-  for (auto& [id, row] : rows_) row.checked = false;
+  for (auto& [id, row] : rows_) {
+    row.state = zoo::FileState::Missing;  // "checking..." until the new folder's check comes
+    row.checked = false;
+    row.partialBytes = 0;
+    row.problem.clear();
+    row.activity.clear();
+    row.received = row.total = 0;
+  }
   refresh();
 }
 
@@ -355,9 +365,9 @@ void ModelManagerDialog::verifySelected() {
   updateButtons();
 }
 
-void ModelManagerDialog::onFinished(const QString& id, CheckpointJobs::Kind kind, bool ok, bool cancelled,
-                                    const QString& message) {
-  Row* row = rowOf(id);
+void ModelManagerDialog::onFinished(const QString& id, const QString& root, CheckpointJobs::Kind kind,
+                                    bool ok, bool cancelled, const QString& message) {
+  Row* row = root == root_ ? rowOf(id) : nullptr;
   if (!row) return;
   row->activity.clear();
   resultLabel_->setText(message);

@@ -34,7 +34,7 @@ class ModelManagerDialog : public QDialog {
                      QWidget* parent = nullptr);
 
   QString root() const { return root_; }
-  /// Shows `root` and checks the files there again.
+  /// Shows `root` and checks the files there again; the work still queued for the old folder is dropped.
   void setRoot(const QString& root);
   /// Queues downloads of these catalogue ids (the Download button does it for the selected rows).
   void download(const QStringList& ids);
@@ -68,7 +68,7 @@ class ModelManagerDialog : public QDialog {
   void updateRow(const QString& id);
   void updateOverall();
   void updateButtons();
-  void onFinished(const QString& id, CheckpointJobs::Kind kind, bool ok, bool cancelled,
+  void onFinished(const QString& id, const QString& root, CheckpointJobs::Kind kind, bool ok, bool cancelled,
                   const QString& message);
   void showFailure(const QString& title, const QString& file, const QString& cause);
   QStringList selectedIds() const;

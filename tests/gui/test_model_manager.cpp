@@ -2,7 +2,8 @@
 // its progress, is cancelled half-way and resumes to a valid file, and one whose SHA-256 is not the hub's
 // (a dialog, no file). Files come from a local HTTP server on 127.0.0.1 that answers as the hub does
 // (a redirect carrying X-Linked-Etag and X-Linked-Size); the served model is the tiny seg fixture under a
-// test catalogue entry of its own architecture, so core's checks run unchanged.
+// test catalogue entry of its own architecture, so core's checks run unchanged. After the checkpoint
+// folder changes, the rows show the new folder's files, never an answer for the old one.
 
 #include "checkpoint_jobs.h"
 #include "local_http_server.h"
@@ -26,8 +27,15 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 using sapiens::studio::CheckpointJobs;
 using sapiens::studio::ModelManagerDialog;
@@ -82,6 +90,36 @@ void serveLikeTheHub(LocalHttpServer& server, const sapiens::zoo::Entry& entry, 
 QByteArray sha256(const QByteArray& bytes) {
   return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex();
 }
+
+// A server on 127.0.0.1 that takes connections into its backlog and never answers: a request to it waits
+// until its client gives up (as on a network that drops the answers).
+class SilentServer {
+ public:
+  SilentServer() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(fd_, 16) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      qFatal("SilentServer: cannot listen on 127.0.0.1");
+    port_ = ntohs(address.sin_port);
+  }
+  ~SilentServer() { ::close(fd_); }
+  SilentServer(const SilentServer&) = delete;
+  SilentServer& operator=(const SilentServer&) = delete;
+
+  QString base() const { return QStringLiteral("http://127.0.0.1:%1").arg(port_); }
+  /// Whether a client has connected (and waits) within `ms`.
+  bool waitForClient(int ms) const {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, ms) > 0;
+  }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
 
 }  // namespace
 
@@ -211,6 +249,36 @@ class TestModelManager : public QObject {
     QVERIFY(secondGet != requests.end());
     QVERIFY2(std::none_of(requests.begin(), secondGet, [](const auto& r) { return r.method == "HEAD"; }),
              "the download waited for the size questions");
+  }
+
+  // The jobs' thread is held by a size question to a server that never answers; the dialog shows folder
+  // A (holding a damaged file) and queues its check, then the folder becomes B (empty). Once the thread
+  // is free, the row shows B's state: "missing", with B's path, never A's "invalid".
+  void aCheckOfTheNewFolderIsShownNotTheOldOnes() {
+    if (!sapiens::downloadSupported()) QSKIP("built without libcurl");
+    const sapiens::zoo::Entry entry = tinySegEntry();
+    QTemporaryDir a, b;
+    QVERIFY(QDir(a.path()).mkpath("seg"));
+    QFile damaged(a.path() + "/seg/seg-tiny.safetensors");
+    QVERIFY(damaged.open(QIODevice::WriteOnly));
+    damaged.write(QByteArray(4096, 'x'));
+    damaged.close();
+    SilentServer silent;
+    CheckpointJobs jobs;
+    jobs.setEndpoint(silent.base());
+    jobs.enqueue(CheckpointJobs::Kind::Probe, entry, a.path());
+    QVERIFY(silent.waitForClient(kTimeoutMs));  // the thread waits on it now
+    QSignalSpy checks(&jobs, &CheckpointJobs::checked);
+    ModelManagerDialog dialog(&jobs, {entry}, a.path());
+    dialog.show();
+    dialog.setRoot(b.path());
+    jobs.cancel(CheckpointJobs::Kind::Probe, "seg-tiny");  // frees the thread
+
+    auto* table = dialog.findChild<QTableWidget*>("modelTable");
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(table, "seg-tiny"), QString("missing"), kTimeoutMs);
+    QCOMPARE(table->item(0, ModelManagerDialog::PathColumn)->text(), b.path() + "/seg/seg-tiny.safetensors");
+    for (const QList<QVariant>& check : checks)
+      QCOMPARE(check.at(1).toString(), b.path());  // A's check was dropped when the folder changed
   }
 
   void aFileWhoseHashIsNotTheHubsIsKeptNowhereAndSaysSo() {
