@@ -2,6 +2,7 @@
 // keypoints in and out, and clear errors (naming the file) for every kind of malformed set.
 
 #include "sapiens/export/mask_png.h"
+#include "sapiens/export/npy.h"
 #include "sapiens/finetune/frame_labels.h"
 #include "sapiens/finetune/label_set.h"
 #include "sapiens/finetune/prediction_labels.h"
@@ -245,6 +246,65 @@ class TestFinetuneLabelSet : public QObject {
     QCOMPARE(out["annotations"][0]["keypoints"], (nlohmann::json{10.0, 12.0, 2, 20.0, 22.0, 1, 0.0, 0.0, 0}));
     QCOMPARE(out["annotations"][0]["bbox"][2].get<double>(), 30.0);
     QCOMPARE(out["categories"][0]["keypoints"][2].get<std::string>(), std::string("c"));
+  }
+
+  // An import asked to stop stops before its next picture with LabelImportCancelled, not a LabelSetError:
+  // the seg layout writes no manifest, COCO and the dense targets' writing pass list the frames done, the
+  // dense targets' checking pass writes nothing.
+  void importsStopBeforeTheNextPictureWhenCancelled() {
+    QTemporaryDir dir;
+    const std::string source = dir.filePath("source").toStdString(), images = source + "/images";
+    for (const char* sub : {"/images", "/masks", "/targets"}) fs::create_directories(source + sub);
+    nlohmann::json cocoImages = nlohmann::json::array(), annotations = nlohmann::json::array();
+    for (int i = 0; i < 4; ++i) {
+      const std::string stem = "p" + std::to_string(i);
+      cv::imwrite(images + "/" + stem + ".png", picture(32, 24));
+      writeLabelPng(source + "/masks/" + stem + ".png", mask(32, 24, 1));
+      writeNpy(source + "/targets/" + stem + ".npy", cv::Mat(24, 32, CV_32FC3, cv::Scalar(0, 0, -1)));
+      cocoImages.push_back({{"id", i}, {"file_name", stem + ".png"}, {"width", 32}, {"height", 24}});
+      annotations.push_back({{"id", i + 1},
+                             {"image_id", i},
+                             {"category_id", 1},
+                             {"bbox", {1, 1, 20, 20}},
+                             {"num_keypoints", 1},
+                             {"keypoints", {10, 12, 2}}});
+    }
+    const nlohmann::json coco{
+        {"images", cocoImages},
+        {"annotations", annotations},
+        {"categories",
+         {{{"id", 1}, {"name", "person"}, {"keypoints", {"a"}}, {"skeleton", nlohmann::json::array()}}}}};
+    writeText(source + "/coco.json", coco.dump());
+    int polls = 0;
+    int allowed = 0;  // pictures before the cancel
+    const std::function<bool()> isCancelled = [&] { return ++polls > allowed; };
+    const auto cancelledAfter = [&](int pictures, const std::function<void()>& import) {
+      polls = 0, allowed = pictures;
+      try {
+        import();
+      } catch (const LabelImportCancelled&) {
+        return polls == pictures + 1;
+      }
+      return false;
+    };
+    const auto out = [&](const char* name) { return dir.filePath(name).toStdString(); };
+
+    QVERIFY(cancelledAfter(2, [&] { importOfficialSegLayout(source, out("seg"), isCancelled); }));
+    QVERIFY(!fs::exists(out("seg") + "/labelset.json"));
+    QVERIFY(cancelledAfter(
+        2, [&] { importCocoKeypoints(source + "/coco.json", images, out("coco"), isCancelled); }));
+    QCOMPARE(loadLabelSet(out("coco")).frames.size(), std::size_t(2));
+    QVERIFY(cancelledAfter(2, [&] {
+      importDenseTargets(Task::Normal, images, source + "/targets", out("checked"), isCancelled);
+    }));
+    QVERIFY(!fs::exists(out("checked")));
+    QVERIFY(cancelledAfter(4 + 3, [&] {
+      importDenseTargets(Task::Normal, images, source + "/targets", out("dense"), isCancelled);
+    }));
+    QCOMPARE(loadLabelSet(out("dense")).frames.size(), std::size_t(3));
+    // Never cancelled: all of it.
+    allowed = 1000;
+    QCOMPARE(importOfficialSegLayout(source, out("all"), isCancelled).frames.size(), std::size_t(4));
   }
 
   // "Start from prediction": the keypoints scored at the threshold become labels, the others stay

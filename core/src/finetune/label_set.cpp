@@ -57,6 +57,11 @@ void copyFile(const std::string& from, const std::string& to) {
   writeFileAtomically(to, bytes);
 }
 
+// Before each picture of an import: the import stops there when its caller asked it to.
+void stopIfCancelled(const std::function<bool()>& isCancelled) {
+  if (isCancelled && isCancelled()) throw LabelImportCancelled();
+}
+
 }  // namespace
 
 std::string_view frameSplitName(FrameSplit split) {
@@ -228,12 +233,14 @@ LabelSet openLabelSet(const std::string& folder, std::optional<Task> expectedTas
   return labels;
 }
 
-LabelSet importOfficialSegLayout(const std::string& sourceFolder, const std::string& destination) {
+LabelSet importOfficialSegLayout(const std::string& sourceFolder, const std::string& destination,
+                                 const std::function<bool()>& isCancelled) {
   const LabelSet source = readOfficialSegLayout(sourceFolder);
   LabelSet labels;
   labels.folder = destination;
   labels.task = Task::Seg;
   for (const LabelledFrame& frame : source.frames) {
+    stopIfCancelled(isCancelled);
     copyFile(source.resolve(frame.image), labels.resolve(frame.image));
     copyFile(source.resolve(frame.mask), labels.resolve(frame.mask));
     labels.frames.push_back(frame);
@@ -280,7 +287,7 @@ const std::vector<Task>& denseTargetTasks() {
 }
 
 LabelSet importDenseTargets(Task task, const std::string& imageFolder, const std::string& targetFolder,
-                            const std::string& destination) {
+                            const std::string& destination, const std::function<bool()>& isCancelled) {
   if (std::find(denseTargetTasks().begin(), denseTargetTasks().end(), task) == denseTargetTasks().end())
     throw LabelSetError(targetFolder, fmt::format("dense targets are for {}, not {}",
                                                   taskNames(denseTargetTasks(), ", "), taskName(task)));
@@ -308,7 +315,8 @@ LabelSet importDenseTargets(Task task, const std::string& imageFolder, const std
     else
       pairs.emplace_back(image, target->second);
   }
-  const auto readPair = [task](const std::string& image, const fs::path& targetPath) {
+  const auto readPair = [task, &isCancelled](const std::string& image, const fs::path& targetPath) {
+    stopIfCancelled(isCancelled);
     FrameLabels frame;
     try {
       frame.image = readImageBgr(image);
@@ -357,7 +365,7 @@ void exportOfficialSegLayout(const LabelSet& labels, const std::string& destinat
 }
 
 LabelSet importCocoKeypoints(const std::string& cocoPath, const std::string& imageFolder,
-                             const std::string& destination) {
+                             const std::string& destination, const std::function<bool()>& isCancelled) {
   CocoKeypointDataset coco;
   try {
     coco = readCocoKeypoints(cocoPath);
@@ -385,6 +393,7 @@ LabelSet importCocoKeypoints(const std::string& cocoPath, const std::string& ima
   for (const CocoImage& image : coco.images) {
     const auto annotations = byImage.find(image.id);
     if (annotations == byImage.end()) continue;
+    stopIfCancelled(isCancelled);
     FrameLabels frame;
     const std::string imagePath = (fs::path(imageFolder) / image.fileName).string();
     try {

@@ -20,7 +20,9 @@
 #include "sapiens/result/rgb.h"
 
 #include <cstddef>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,14 @@ class LabelSetError : public IoError {
 
  private:
   std::string path_;
+};
+
+/// An import stopped because its caller asked it to (`isCancelled` returned true): not a failure. It stops
+/// before the next picture; what it wrote before that stays (COCO and dense targets list those frames in
+/// the destination's manifest, the seg layout writes its manifest only at the end).
+class LabelImportCancelled : public std::runtime_error {
+ public:
+  LabelImportCancelled() : std::runtime_error("the import was cancelled") {}
 };
 
 inline constexpr const char* kLabelSetManifest = "labelset.json";
@@ -79,11 +89,15 @@ void saveLabelSet(const LabelSet& labels);
 /// missing or unpaired.
 LabelSet openLabelSet(const std::string& folder, std::optional<Task> expectedTask = std::nullopt);
 
+// The imports poll `isCancelled` (any thread may make it true) before each picture and throw
+// LabelImportCancelled once it is.
+
 /// The official seg layout as a label set of ours in `destination` (files copied, manifest written).
-LabelSet importOfficialSegLayout(const std::string& sourceFolder, const std::string& destination);
+LabelSet importOfficialSegLayout(const std::string& sourceFolder, const std::string& destination,
+                                 const std::function<bool()>& isCancelled = {});
 /// A COCO keypoints file (images resolved against `imageFolder`) as a pose label set in `destination`.
 LabelSet importCocoKeypoints(const std::string& cocoPath, const std::string& imageFolder,
-                             const std::string& destination);
+                             const std::string& destination, const std::function<bool()>& isCancelled = {});
 /// The tasks whose labels are dense targets: normal, albedo, pointmap, matting.
 const std::vector<Task>& denseTargetTasks();
 /// Dense targets for pictures, as a label set of ours in `destination`: each picture in `imageFolder`
@@ -93,7 +107,7 @@ const std::vector<Task>& denseTargetTasks();
 /// (logged). Throws LabelSetError naming the file for a target of another size or shape, an unreadable file,
 /// or no pair at all.
 LabelSet importDenseTargets(Task task, const std::string& imageFolder, const std::string& targetFolder,
-                            const std::string& destination);
+                            const std::string& destination, const std::function<bool()>& isCancelled = {});
 /// Seg label set -> images/ + masks/ (masks as PNG named by the image's stem) in `destination`.
 void exportOfficialSegLayout(const LabelSet& labels, const std::string& destination);
 /// Pose label set -> one COCO keypoints file (image file names relative to the label set's folder).
