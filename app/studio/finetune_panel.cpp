@@ -68,14 +68,27 @@ FineTunePanel::FineTunePanel(QWidget* parent) : QWidget(parent) {
   updateButtons();
 }
 
+QStringList FineTunePanel::workUnderWay() const {
+  QStringList work;
+  if (isRunning(state_)) work << tr("a fine-tuning run");
+  if (importing_) work << tr("a label import");
+  return work;
+}
+
 void FineTunePanel::stopForQuitting() {
+  quitting_ = true;
+  cancelImport();
   saveNow();
   worker_->abandon();
 }
 
 FineTunePanel::~FineTunePanel() {
-  imports_.waitForDone();
   stopForQuitting();
+  imports_.waitForDone();  // the cancelled import's current picture
+  // The Labels tab is one of the children that ~QWidget deletes, after labels_ is gone: it lets go of the
+  // set now, so that nothing it does on its way out (its own save) reaches the set. Edits that the save
+  // above could not write (a file that can no longer be written) were reported; they are not tried again.
+  labelTab_->setLabelSet(nullptr);
   thread_.quit();
   thread_.wait();
 }
@@ -128,7 +141,8 @@ void FineTunePanel::connectWorker() {
   });
   connect(worker_, &FineTuneWorker::failed, this, [this](const QString& reason) {
     showMessage(tr("Fine-tuning failed: %1").arg(reason), true);
-    showFailure(this, tr("Fine-tuning failed"), labels_ ? qs(labels_->folder) : QString(), reason);
+    if (!quitting_)  // the window is going: logged, no dialog
+      showFailure(this, tr("Fine-tuning failed"), labels_ ? qs(labels_->folder) : QString(), reason);
     setState(TrainingState::Failed);
   });
   connect(worker_, &FineTuneWorker::diverged, this, &FineTunePanel::showDivergence);
@@ -249,41 +263,60 @@ bool FineTunePanel::openLabelSetFolder(const QString& folder) {
 
 bool FineTunePanel::importOfficialSegLayout(const QString& source, const QString& destination) {
   return importLabels(tr("the seg layout"), destination,
-                      [source = utf8(source), destination = utf8(destination)] {
-                        return sapiens::importOfficialSegLayout(source, destination);
+                      [source = utf8(source), destination = utf8(destination)](const auto& isCancelled) {
+                        return sapiens::importOfficialSegLayout(source, destination, isCancelled);
                       });
 }
 
 bool FineTunePanel::importCocoKeypoints(const QString& cocoPath, const QString& imageFolder,
                                         const QString& destination) {
   return importLabels(tr("the COCO keypoints"), destination,
-                      [coco = utf8(cocoPath), images = utf8(imageFolder), destination = utf8(destination)] {
-                        return sapiens::importCocoKeypoints(coco, images, destination);
+                      [coco = utf8(cocoPath), images = utf8(imageFolder),
+                       destination = utf8(destination)](const auto& isCancelled) {
+                        return sapiens::importCocoKeypoints(coco, images, destination, isCancelled);
                       });
 }
 
 bool FineTunePanel::importDenseTargets(Task task, const QString& imageFolder, const QString& targetFolder,
                                        const QString& destination) {
-  return importLabels(
-      tr("the %1 targets").arg(taskLabel(task)), destination,
-      [task, images = utf8(imageFolder), targets = utf8(targetFolder), destination = utf8(destination)] {
-        return sapiens::importDenseTargets(task, images, targets, destination);
-      });
+  return importLabels(tr("the %1 targets").arg(taskLabel(task)), destination,
+                      [task, images = utf8(imageFolder), targets = utf8(targetFolder),
+                       destination = utf8(destination)](const auto& isCancelled) {
+                        return sapiens::importDenseTargets(task, images, targets, destination, isCancelled);
+                      });
 }
 
-bool FineTunePanel::importLabels(const QString& what, const QString& destination,
-                                 std::function<LabelSet()> import) {
+void FineTunePanel::cancelImport() {
+  if (importing_) importCancelled_ = true;
+}
+
+bool FineTunePanel::importLabels(const QString& what, const QString& destination, LabelImport import) {
   if (importing_) {
     showMessage(tr("Cannot import %1: another import is under way").arg(what), true);
     return false;
   }
   importing_ = true;
+  importCancelled_ = false;
   showMessage(tr("Importing %1 into %2...").arg(what, QDir::toNativeSeparators(destination)), false);
-  // Every picture is decoded and checked: off the GUI thread.
+  // Every picture is decoded and checked: off the GUI thread, stopping before the next picture once
+  // cancelled (the destructor waits for the pool: the flag outlives the import). Cancelled: no set, no error.
+  const std::atomic<bool>* cancelled = &importCancelled_;
   runInBackground(
-      imports_, this, [import = std::move(import)] { return std::optional<LabelSet>(import()); },
+      imports_, this,
+      [import = std::move(import), cancelled]() -> std::optional<LabelSet> {
+        try {
+          return import([cancelled] { return cancelled->load(); });
+        } catch (const LabelImportCancelled&) {
+          return std::nullopt;
+        }
+      },
       [this, what, destination](std::optional<LabelSet> labels, const QString& error) {
         importing_ = false;
+        if (!labels && error.isEmpty()) {
+          showMessage(tr("Import of %1 cancelled").arg(what), false);
+          Q_EMIT importFinished(false);
+          return;
+        }
         if (!labels) {
           showMessage(tr("Cannot import %1: %2").arg(what, error), true);
           Q_EMIT importFinished(false);

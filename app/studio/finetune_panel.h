@@ -17,10 +17,12 @@
 
 #include <QImage>
 #include <QString>
+#include <QStringList>
 #include <QThread>
 #include <QThreadPool>
 #include <QWidget>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -45,7 +47,8 @@ class FineTunePanel : public QWidget {
   using TrainingState = studio::TrainingState;
 
   explicit FineTunePanel(QWidget* parent = nullptr);
-  /// Saves pending edits, stops training and waits for the worker's current step.
+  /// Saves pending edits, cancels an import, stops training (in a backbone pass too) and waits for the
+  /// import's current picture and the worker's current step.
   ~FineTunePanel() override;
 
   /// The picture on display in the main window (what "Add Picture" adds), and its results, if any (what
@@ -58,11 +61,15 @@ class FineTunePanel : public QWidget {
   // Label sets (false and a message on failure).
   bool createLabelSet(const QString& folder, Task task);
   bool openLabelSetFolder(const QString& folder);
-  // Imports run off the GUI thread: true when one started; importFinished follows.
+  // Imports run off the GUI thread, one at a time: true when one started; importFinished follows (ok, or
+  // failed, or cancelled: the message line says which).
   bool importOfficialSegLayout(const QString& source, const QString& destination);
   bool importCocoKeypoints(const QString& cocoPath, const QString& imageFolder, const QString& destination);
   bool importDenseTargets(Task task, const QString& imageFolder, const QString& targetFolder,
                           const QString& destination);
+  /// Stops the import under way before its next picture (what it wrote so far stays): importFinished(false)
+  /// follows, and the set on show stays.
+  void cancelImport();
   /// Adds the picture on display as a new frame: labels from the displayed result when `fromPrediction`
   /// (and there is one for the set's task), else empty.
   bool addCurrentPicture(bool fromPrediction);
@@ -83,7 +90,10 @@ class FineTunePanel : public QWidget {
   /// Writes the trained model (or its head) to `path` on the worker thread; modelSaved follows.
   void saveModel(const QString& path, bool fullModel);
   TrainingState trainingState() const { return state_; }
-  /// Quitting: the labels saved now, the run stopped (in a backbone pass too).
+  /// What quitting would stop, for the quit question: a fine-tuning run, a label import.
+  QStringList workUnderWay() const;
+  /// Quitting: the labels saved now, an import cancelled, the run stopped (in a backbone pass too, which
+  /// ends it as stopped); no failure dialog opens from now on.
   void stopForQuitting();
   TrainingSettings trainingSettings() const;
 
@@ -122,7 +132,9 @@ class FineTunePanel : public QWidget {
   void connectWorker();
   void showMessage(const QString& text, bool error);
   void setLabelSet(LabelSet labels);
-  bool importLabels(const QString& what, const QString& destination, std::function<LabelSet()> import);
+  /// An import given the cancel poll it passes on to core's import.
+  using LabelImport = std::function<LabelSet(const std::function<bool()>& isCancelled)>;
+  bool importLabels(const QString& what, const QString& destination, LabelImport import);
   void setState(TrainingState state);
   void updateButtons();
   QString baseModelFor(Task task) const;
@@ -138,6 +150,8 @@ class FineTunePanel : public QWidget {
   FineTuneWorker* worker_ = nullptr;
   QThreadPool imports_;  // one at a time; waited for by the destructor
   bool importing_ = false;
+  std::atomic<bool> importCancelled_{false};  // polled by the import before each picture
+  bool quitting_ = false;
 
   QTabWidget* tabs_ = nullptr;
   LabelEditorTab* labelTab_ = nullptr;

@@ -188,6 +188,7 @@ void FineTuneWorker::discard() {
 }
 
 void FineTuneWorker::runTraining(bool fresh) {
+  bool ready = !fresh;  // the features computed, the rate chosen
   try {
     if (fresh) {
       Q_EMIT status(tr("Computing backbone features..."));
@@ -210,6 +211,7 @@ void FineTuneWorker::runTraining(bool fresh) {
         Q_EMIT finished(true, 0, tr("Stopped while preparing"));
         return;
       }
+      ready = true;
       // The preview frame: the first held-out frame as labelled, else the first training frame.
       const auto& samples = tuner_->samples();
       for (int pass = 0; pass < 2 && !previewSample_; ++pass) {
@@ -257,6 +259,12 @@ void FineTuneWorker::runTraining(bool fresh) {
     logger().info("Fine-tuning: {}", summary.toStdString());
     Q_EMIT finished(report.stopped, report.steps, summary);
     memory::releaseFreeMemory();  // the training pass's activations are gone
+  } catch (const ForwardInterrupted&) {
+    // Quitting (abandon) interrupts a backbone pass between its layers: the run stopped, it did not fail.
+    const int steps = ready && tuner_ ? tuner_->step() : 0;
+    if (!ready) tuner_.reset();  // prepared in part
+    logger().info("Fine-tuning stopped in the middle of a backbone pass");
+    Q_EMIT finished(true, steps, ready ? tr("Stopped at step %1").arg(steps) : tr("Stopped while preparing"));
   } catch (const TrainingDivergedError& e) {
     logger().error("Fine-tuning diverged: {}", e.what());
     Q_EMIT diverged(e.step(), e.keptStep(), QString::fromStdString(e.what()));

@@ -444,7 +444,7 @@ int LabelEditorTab::addFrameInBackground(const std::string& name, const FrameLab
   saveInBackground();  // the frame on show first, in order before the new frame's files
   labels_->frames.push_back(plannedFrame(*labels_, name));
   const int index = int(labels_->frames.size()) - 1;
-  labelFiles_->post([this, labels = *labels_, index, frame] {
+  labelFiles_->post([this, labels = *labels_, frame] {
     const std::string folder = labels.folder, image = labels.frames.back().image;
     QString error;
     try {
@@ -456,10 +456,14 @@ int LabelEditorTab::addFrameInBackground(const std::string& name, const FrameLab
     }
     QMetaObject::invokeMethod(
         this,
-        [this, folder, image, index, error] {
-          if (error.isEmpty()) return Q_EMIT frameAdded(index);
-          dropUnwrittenFrame(folder, image);
-          Q_EMIT messageShown(tr("Cannot add the picture: %1").arg(error), true);
+        [this, folder, image, error] {
+          if (!error.isEmpty()) {
+            dropUnwrittenFrame(folder, image);
+            return Q_EMIT messageShown(tr("Cannot add the picture: %1").arg(error), true);
+          }
+          // Its place now: a frame added before it whose files failed has left the set since.
+          const int now = frameIndex(folder, image);
+          if (now >= 0) Q_EMIT frameAdded(now);
         },
         Qt::QueuedConnection);
   });
@@ -470,14 +474,18 @@ int LabelEditorTab::addFrameInBackground(const std::string& name, const FrameLab
   return index;
 }
 
-void LabelEditorTab::dropUnwrittenFrame(const std::string& folder, const std::string& image) {
-  if (!labels_ || labels_->folder != folder) return;
-  auto& frames = labels_->frames;
+int LabelEditorTab::frameIndex(const std::string& folder, const std::string& image) const {
+  if (!labels_ || labels_->folder != folder) return -1;
+  const auto& frames = labels_->frames;
   const auto found =
       std::find_if(frames.begin(), frames.end(), [&](const LabelledFrame& f) { return f.image == image; });
-  if (found == frames.end()) return;
-  const int index = int(found - frames.begin());
-  frames.erase(found);
+  return found == frames.end() ? -1 : int(found - frames.begin());
+}
+
+void LabelEditorTab::dropUnwrittenFrame(const std::string& folder, const std::string& image) {
+  const int index = frameIndex(folder, image);
+  if (index < 0) return;
+  labels_->frames.erase(labels_->frames.begin() + index);
   if (frame_ == index) {
     frame_ = -1;
     dirty_ = false;

@@ -43,8 +43,9 @@ class LabelEditorTab : public QWidget {
   /// Writes what is pending first.
   ~LabelEditorTab() override;
 
-  /// Shows `labels` (the panel's, kept alive and in place while shown; null: none) from its first frame.
-  /// Pending edits of the frame shown before are dropped: saveNow() first.
+  /// Shows `labels` (the panel's, kept alive and in place until another set or null replaces it; null:
+  /// none) from its first frame. Pending edits of the frame shown before are dropped: saveNow() first. The
+  /// tab touches no set after that; its owner lets go of it this way before the set goes.
   void setLabelSet(LabelSet* labels);
   /// The frame list again, after frames were added to the set.
   void refreshFrames();
@@ -69,7 +70,8 @@ class LabelEditorTab : public QWidget {
  Q_SIGNALS:
   /// The labels of frame `index` were written to disk.
   void autosaved(int index);
-  /// Frame `index`, added by addFrameInBackground, is on disk: picture, labels and manifest.
+  /// A frame added by addFrameInBackground is on disk (picture, labels and manifest); `index` is its place
+  /// in the set now (a frame added before it that failed has left). None when another set is on show.
   void frameAdded(int index);
   /// Frame `index` is on show in the canvas.
   void frameShown(int index);
@@ -102,6 +104,8 @@ class LabelEditorTab : public QWidget {
   bool hasUnsavedEdits() const;
   void reportSaveFailure(int index, const QString& cause);
   void readFrame(int index);
+  // The index of frame `image` in the set on show when that is the set in `folder`, else -1.
+  int frameIndex(const std::string& folder, const std::string& image) const;
   // Takes out of the set on show the frame whose files could not be written (when it is still that set).
   void dropUnwrittenFrame(const std::string& folder, const std::string& image);
   // `labels` less the frames whose files could not be written; on labelFiles_'s thread only.

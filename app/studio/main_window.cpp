@@ -362,7 +362,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 
 QStringList MainWindow::workUnderWay() const {
   QStringList work;
-  if (fineTunePanel_ && isRunning(fineTunePanel_->trainingState())) work << tr("a fine-tuning run");
+  if (fineTunePanel_) work << fineTunePanel_->workUnderWay();  // a fine-tuning run, a label import
   if (exports_->videoExportRunning()) work << tr("an annotated video export");
   const int downloads = static_cast<int>(modelControl_->checkpointJobs()->downloadQueue().size());
   if (downloads == 1) work << tr("a checkpoint download");
