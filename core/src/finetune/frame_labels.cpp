@@ -34,7 +34,7 @@ cv::Mat readMask(const std::string& path, const cv::Mat& image, std::size_t clas
   try {
     requireRegularFile(path, kMaxPictureFileBytes, "a mask picture");
   } catch (const FileReadError& error) {
-    throw LabelSetError(path, reasonOf(error));
+    throw LabelSetError(path, error.reason());
   }
   cv::Mat mask = cv::imread(path, cv::IMREAD_UNCHANGED);
   if (mask.empty()) throw LabelSetError(path, "cannot be read as a picture");

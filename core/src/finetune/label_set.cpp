@@ -51,7 +51,7 @@ void copyFile(const std::string& from, const std::string& to) {
   try {
     bytes = readWholeFile(from, kMaxPictureFileBytes, "a picture or label file");
   } catch (const FileReadError& error) {
-    throw LabelSetError(from, error.what() + error.path().size() + 2);
+    throw LabelSetError(from, error.reason());
   }
   fs::create_directories(fs::path(to).parent_path());
   writeFileAtomically(to, bytes);
@@ -265,7 +265,7 @@ cv::Mat readDenseTargetFile(Task task, const fs::path& path) {
       requireRegularFile(path.string(), kMaxPictureFileBytes, "a dense target picture");
       target = cv::imread(path.string(), cv::IMREAD_UNCHANGED);
     } catch (const FileReadError& error) {
-      throw LabelSetError(path.string(), error.what() + error.path().size() + 2);
+      throw LabelSetError(path.string(), error.reason());
     } catch (const cv::Exception& error) {
       throw LabelSetError(path.string(), "OpenCV cannot read it: " + error.msg);
     }

@@ -475,7 +475,7 @@ cv::Mat decodeImage(const std::string& path, int maxSide) {
   try {
     file = openRegularFile(path, kMaxPictureFileBytes, "an image file");
   } catch (const FileReadError& error) {
-    throw MediaError(path, std::string(error.what()).substr(path.size() + 2));
+    throw MediaError(path, error.reason());
   }
   if (file.size == 0) throw MediaError(path, "file is empty (0 bytes)");
   std::istream& in = file.stream;

@@ -17,6 +17,9 @@ namespace sapiens {
 class FileReadError : public ExportError {
  public:
   using ExportError::ExportError;
+
+  /// The message without the path it starts with, for a reader that reports it under its own error type.
+  std::string reason() const { return std::string(what()).substr(path().size() + 2); }
 };
 
 /// Upper bounds of the readers: far above any real file of the kind, far below what would exhaust memory.
