@@ -58,6 +58,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <string_view>
 
 using sapiens::studio::FineTunePanel;
@@ -72,6 +73,16 @@ constexpr int kInferenceTimeoutMs = 120000;  // a model run on a loaded 2-core m
 
 QString fixtureModel(const char* task) {
   return QString::fromStdString(sapiens::test::fixture(std::string("golden/") + task + "/model.safetensors"));
+}
+
+// The names in `folder` as hex bytes (a name made of a pointer's bytes is not UTF-8), which are removed.
+QStringList takeEntries(const QString& folder) {
+  QStringList names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder.toStdString())) {
+    names << QString::fromLatin1(QByteArray::fromStdString(entry.path().filename().string()).toHex(' '));
+    std::filesystem::remove_all(entry.path());
+  }
+  return names;
 }
 
 template <typename T>
@@ -578,7 +589,17 @@ class TestFinetunePanel : public QObject {
     const QString mask = QDir(setFolder).filePath(QStringLiteral("masks/frame0.png"));
     QVERIFY(QFile::remove(mask) && QDir().mkpath(mask));
     QSignalSpy messages(panel->labelEditor(), &LabelEditorTab::messageShown);
+    // The tab's second save used to go through the freed set: its folder's first bytes, then a heap
+    // pointer, named a folder that it created in the working directory (one appeared in the repository
+    // root). Nothing is written outside the set.
+    const QTemporaryDir workingDir;
+    const QString previous = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(workingDir.path()));
     delete panel;
+    QVERIFY(QDir::setCurrent(previous));
+    const QStringList created = takeEntries(workingDir.path());
+    QVERIFY2(created.isEmpty(),
+             qPrintable(QStringLiteral("created in the working directory: ") + created.join(", ")));
     QCOMPARE(autosaved.size(), 0);
     QCOMPARE(messages.size(), 1);
     const QString message = messages.first().at(0).toString();
