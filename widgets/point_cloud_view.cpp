@@ -1,5 +1,7 @@
 #include "point_cloud_view.h"
 
+#include "skeleton_layer.h"
+
 #include <vtkActor.h>
 #include <vtkCamera.h>
 #include <vtkCellArray.h>
@@ -42,6 +44,7 @@ struct PointCloudView::Vtk {
   vtkSmartPointer<vtkPolyData> cloud = vtkSmartPointer<vtkPolyData>::New();
   vtkNew<vtkPolyDataMapper> mapper;
   vtkNew<vtkActor> actor;
+  SkeletonLayer skeletons;
   QSurface* surface = nullptr;
   bool glReady = false;
   bool inPaint = false;
@@ -102,6 +105,7 @@ PointCloudView::PointCloudView(QWidget* parent) : QOpenGLWidget(parent), vtk_(st
   vtk_->actor->GetProperty()->SetPointSize(2.0f);
   vtk_->actor->GetProperty()->LightingOff();
   vtk_->renderer->AddActor(vtk_->actor);
+  vtk_->skeletons.attach(window, vtk_->renderer->GetActiveCamera());
   resetCamera();
 }
 
@@ -197,6 +201,36 @@ void PointCloudView::setPointSize(float pixels) {
   vtk_->actor->GetProperty()->SetPointSize(pixels);
   vtk_->needsRender = true;
   update();
+}
+
+void PointCloudView::setSkeletons(const float* xyz, const std::uint8_t* rgb, std::size_t count,
+                                  const std::vector<int>& joints,
+                                  const std::vector<std::array<int, 2>>& bones) {
+  vtk_->skeletons.set(xyz, rgb, count, joints, bones);
+  vtk_->needsRender = true;
+  update();
+}
+
+void PointCloudView::setSkeletonsVisible(bool visible) {
+  vtk_->skeletons.setVisible(visible);
+  vtk_->needsRender = true;
+  update();
+}
+
+bool PointCloudView::skeletonsVisible() const {
+  return vtk_->skeletons.visible();
+}
+
+std::size_t PointCloudView::skeletonPointCount() const {
+  return vtk_->skeletons.pointCount();
+}
+
+std::size_t PointCloudView::skeletonJointCount() const {
+  return vtk_->skeletons.jointCount();
+}
+
+std::size_t PointCloudView::skeletonBoneCount() const {
+  return vtk_->skeletons.boneCount();
 }
 
 void PointCloudView::resetCamera() {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace sapiens::widgets {
 
@@ -35,6 +36,15 @@ class PointCloudView : public QOpenGLWidget {
   std::size_t pointCount() const;
   void setPointSize(float pixels);
   float pointSize() const;
+  /// People's skeletons over the cloud (SkeletonLayer): `count` points (xyz floats, rgb bytes each),
+  /// `joints` the points drawn, `bones` pairs of points. Replaces the previous ones.
+  void setSkeletons(const float* xyz, const std::uint8_t* rgb, std::size_t count,
+                    const std::vector<int>& joints, const std::vector<std::array<int, 2>>& bones);
+  void setSkeletonsVisible(bool visible);
+  bool skeletonsVisible() const;
+  std::size_t skeletonPointCount() const;
+  std::size_t skeletonJointCount() const;
+  std::size_t skeletonBoneCount() const;
   /// Frames the whole cloud, looking along -z with +y up (the camera convention of pointmaps).
   void resetCamera();
 

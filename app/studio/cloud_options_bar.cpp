@@ -1,5 +1,6 @@
 #include "cloud_options_bar.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -9,7 +10,10 @@
 namespace sapiens::studio {
 
 CloudOptionsBar::CloudOptionsBar(QWidget* parent)
-    : QWidget(parent), size_(new QSpinBox), coloring_(new QComboBox) {
+    : QWidget(parent),
+      size_(new QSpinBox),
+      coloring_(new QComboBox),
+      skeletons_(new QCheckBox(tr("Skeleton"))) {
   setObjectName(QStringLiteral("cloudOptions"));
   size_->setObjectName(QStringLiteral("cloudPointSize"));
   size_->setAccessibleName(tr("Point size"));
@@ -28,12 +32,18 @@ CloudOptionsBar::CloudOptionsBar(QWidget* parent)
                              .toString()
                              .toStdString());
   coloring_->setCurrentIndex(std::max(0, coloring_->findData(int(saved.value_or(PointColoring::Picture)))));
+  skeletons_->setObjectName(QStringLiteral("cloudSkeletons"));
+  skeletons_->setToolTip(
+      tr("The people's keypoints lifted by the pointmap, joints and bones in each track's "
+         "colour"));
+  skeletons_->setChecked(settings.value(QStringLiteral("view/cloudSkeletons"), true).toBool());
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(4, 2, 4, 2);
   layout->addWidget(new QLabel(tr("Points")));
   layout->addWidget(size_);
   layout->addWidget(new QLabel(tr("Colour by")));
   layout->addWidget(coloring_, 1);
+  layout->addWidget(skeletons_);
   connect(size_, &QSpinBox::valueChanged, this, [this](int pixels) {
     QSettings().setValue(QStringLiteral("view/cloudPointSize"), pixels);
     Q_EMIT pointSizeChanged(pixels);
@@ -43,6 +53,10 @@ CloudOptionsBar::CloudOptionsBar(QWidget* parent)
                          QString::fromLatin1(pointColoringName(coloring()).data()));
     Q_EMIT coloringChanged(coloring());
   });
+  connect(skeletons_, &QCheckBox::toggled, this, [this](bool shown) {
+    QSettings().setValue(QStringLiteral("view/cloudSkeletons"), shown);
+    Q_EMIT skeletonsToggled(shown);
+  });
 }
 
 int CloudOptionsBar::pointSize() const {
@@ -51,6 +65,10 @@ int CloudOptionsBar::pointSize() const {
 
 PointColoring CloudOptionsBar::coloring() const {
   return PointColoring(coloring_->currentData().toInt());
+}
+
+bool CloudOptionsBar::skeletonsShown() const {
+  return skeletons_->isChecked();
 }
 
 }  // namespace sapiens::studio

@@ -1,7 +1,6 @@
 #include "main_window.h"
 
 #include "app_icon.h"
-#include "camera_dialog.h"
 #include "checkpoint_jobs.h"
 #include "cloud_options_bar.h"
 #include "compute_toolbar.h"
@@ -29,7 +28,6 @@
 #include "sapiens/common/log.h"
 #include "sapiens/common/paths.h"
 #include "sapiens/media/image_io.h"
-#include "sapiens/pipeline/person_boxes.h"
 
 #include <opencv2/core.hpp>
 
@@ -58,8 +56,6 @@
 
 namespace sapiens::studio {
 namespace {
-
-constexpr int kStatusMessageMs = 10000;
 
 // Anything that is neither a folder nor named like an image is opened as a video (FFmpeg says whether it
 // is one).
@@ -180,6 +176,9 @@ void MainWindow::createResultLayers() {
   layers_ = new ResultLayers(view_, cloudView_, tasksPanel_, &background_, this);
   layers_->setPointColoring(cloudOptions_->coloring());
   cloudView_->setPointSize(float(cloudOptions_->pointSize()));
+  cloudView_->setSkeletonsVisible(cloudOptions_->skeletonsShown());
+  connect(cloudOptions_, &CloudOptionsBar::skeletonsToggled, cloudView_,
+          &widgets::PointCloudView::setSkeletonsVisible);
   connect(cloudOptions_, &CloudOptionsBar::coloringChanged, layers_, &ResultLayers::setPointColoring);
   connect(cloudOptions_, &CloudOptionsBar::pointSizeChanged, cloudView_,
           [this](int pixels) { cloudView_->setPointSize(float(pixels)); });
@@ -513,44 +512,6 @@ void MainWindow::runTasks() {
   inference_->request(currentKey_, view_->image(), tasks, userBoxes_);
 }
 
-void MainWindow::addPersonBox(const QRectF& imageRect) {
-  if (!view_->hasImage() || currentKey_.isEmpty()) return;
-  std::vector<BoundingBox> boxes = currentResult() ? poseBoxes(*currentResult()) : std::vector<BoundingBox>();
-  try {
-    boxes.push_back(drawnBox(imageRect.left(), imageRect.top(), imageRect.right(), imageRect.bottom(),
-                             view_->image().cols, view_->image().rows));
-  } catch (const std::exception& e) {
-    statusBar()->showMessage(QString::fromStdString(e.what()), kStatusMessageMs);
-    return;
-  }
-  const BoundingBox& added = boxes.back();
-  logger().info("person box drawn: {:.0f},{:.0f},{:.0f},{:.0f}", added.x1, added.y1, added.x2, added.y2);
-  runPoseInBoxes(boxes);
-}
-
-void MainWindow::deletePersonBox(int index) {
-  const FrameResult* result = currentResult();
-  if (!result || index < 0 || index >= int(result->poses.size())) return;
-  const std::vector<BoundingBox> boxes = poseBoxes(*result, index);
-  if (!boxes.empty()) return runPoseInBoxes(boxes);
-  // No box left: nobody to estimate the pose of.
-  userBoxes_.clear();
-  poseEditPending_ = false;
-  inference_->supersede();
-  layers_->setPoses({}, std::nullopt);
-  updateExportActions();
-  statusBar()->showMessage(tr("Removed the last person box"), kStatusMessageMs);
-}
-
-void MainWindow::runPoseInBoxes(const std::vector<BoundingBox>& boxes) {
-  userBoxes_ = boxes;
-  poseEditPending_ = true;
-  statusBar()->showMessage(boxes.size() == 1 ? tr("Running pose in 1 person box...")
-                                             : tr("Running pose in %1 person boxes...").arg(boxes.size()));
-  playback_->dropHeldFrame();
-  inference_->request(currentKey_, view_->image(), taskBit(Task::Pose), userBoxes_);
-}
-
 void MainWindow::onResult(const QString& path, TaskSet tasks, const FrameResult& result, double wallMs,
                           bool fromCache) {
   playback_->resultsArrived(path, false);
@@ -603,96 +564,6 @@ void MainWindow::dropEvent(QDropEvent* event) {
   if (paths.isEmpty()) return;
   event->acceptProposedAction();
   openPaths(paths);
-}
-
-// Video and camera playback
-
-void MainWindow::exportAnnotatedVideo(const QString& path) {
-  exports_->exportAnnotatedVideo(path);
-}
-
-QString MainWindow::frameKey(const QString& source, qint64 index) {
-  return PlaybackController::frameKey(source, index);
-}
-
-void MainWindow::createPlayback() {
-  PlaybackController::Hooks hooks;
-  hooks.tasksFor = [this](qint64 index) {
-    return tasksPanel_->runsOnOpen() ? tasksForFrame(tasksPanel_->selectedTasks(), index) : TaskSet(0);
-  };
-  hooks.request = [this](const QString& key, const MediaFrame& frame, TaskSet tasks) {
-    inference_->request(key, frame.bgr, tasks,
-                        videoBoxesFor(frame.index).value_or(std::vector<BoundingBox>()));
-  };
-  playback_ = new PlaybackController(this, std::move(hooks));
-  player_ = playback_->player();
-  connect(playback_, &PlaybackController::opened, this, &MainWindow::onMediaOpened);
-  connect(playback_, &PlaybackController::failed, this, &MainWindow::imageFailed);
-  connect(playback_, &PlaybackController::closed, this, [this] {
-    currentFrame_ = -1;
-    videoBoxes_.reset();
-    resetTracks();
-  });
-  connect(playback_, &PlaybackController::frameReady, this, &MainWindow::presentFrame);
-  connect(playback_, &PlaybackController::runWanted, this, &MainWindow::runTasks);
-  connect(playback_, &PlaybackController::stateChanged, this, [this] {
-    if (videoBoxesAction_) videoBoxesAction_->setEnabled(player_->isOpen() && !player_->info().live);
-    updateExportActions();
-  });
-  connect(playback_, &PlaybackController::message, this,
-          [this](const QString& text, int timeoutMs) { statusBar()->showMessage(text, timeoutMs); });
-}
-
-void MainWindow::chooseVideo() {
-  const QString file =
-      QFileDialog::getOpenFileName(this, tr("Open Video"), dialogDirectory(), tr(kVideoFilter));
-  if (file.isEmpty()) return;
-  rememberDialogDirectory(file);
-  openPaths({file});
-}
-
-void MainWindow::chooseCamera() {
-  CameraDialog dialog(this);
-  if (dialog.exec() == QDialog::Accepted) openMedia(dialog.device(), dialog.options());
-}
-
-void MainWindow::openMedia(const QString& pathOrDevice, const CameraOptions& camera) {
-  inference_->supersede();
-  playback_->open(pathOrDevice, camera);
-}
-
-void MainWindow::closeMedia() {
-  playback_->close();
-}
-
-void MainWindow::onMediaOpened(const QString& name) {
-  currentFile_ = name;
-  videoBoxes_.reset();
-  resetTracks();
-  if (!player_->info().live) {
-    media_->markCurrent(name);
-    recent_.add(name);
-  }
-  updateTitle();
-  Q_EMIT mediaOpened(name);
-}
-
-void MainWindow::presentFrame(const MediaFrame& frame, const QString& key) {
-  currentKey_ = key;
-  currentFrame_ = frame.index;
-  layers_->clear(frame.bgr);
-  userBoxes_ = videoBoxesFor(frame.index).value_or(std::vector<BoundingBox>());
-  poseEditPending_ = false;
-  view_->setFrame(frame.bgr);
-  const TaskSet selected = tasksPanel_->selectedTasks();
-  if (contains(selected, Task::Pose) && !contains(tasksForFrame(selected, frame.index), Task::Pose)) {
-    std::vector<PoseInstance> nobody;  // the box file says so
-    tracks_.record(frame.index, nobody);
-    if (selectedTrack_ >= 0) showSelectedTrack();
-  }
-  readouts_->showPictureSize(frame.bgr.cols, frame.bgr.rows);
-  updateExportActions();
-  Q_EMIT mediaFrameShown(frame.index);
 }
 
 }  // namespace sapiens::studio

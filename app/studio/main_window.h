@@ -172,6 +172,7 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  static constexpr int kStatusMessageMs = 10000;  ///< how long a status-bar message stays
   void createDocks();
   QDockWidget* addDock(const QString& title, const char* name, QWidget* widget, Qt::DockWidgetArea area);
   void createActions();

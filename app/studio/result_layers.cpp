@@ -11,6 +11,8 @@
 #include "sapiens/export/matte_png.h"
 #include "sapiens/export/pixel_description.h"
 #include "sapiens/export/point_cloud.h"
+#include "sapiens/export/pose_skeleton_3d.h"
+#include "sapiens/result/keypoint_metadata.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -144,6 +146,15 @@ void ResultLayers::apply() {
   view_->setKeypointThreshold(panel_->keypointThreshold());
   view_->setPosesVisible(panel_->keypointsVisible());
   view_->setBoxesVisible(panel_->boxesVisible());
+  showSkeletons();
+}
+
+// A few hundred points per person: made here, at the keypoint threshold the picture's overlay uses.
+void ResultLayers::showSkeletons() {
+  const PoseSkeletons3d skeletons =
+      poseSkeletons3d(result_->poses, panel_->keypointThreshold(), keypoints308().skeletonLinks);
+  cloud_->setSkeletons(skeletons.positions.data(), skeletons.colors.data(), skeletons.pointCount(),
+                       skeletons.joints, skeletons.bones);
 }
 
 void ResultLayers::showDenseLayer() {

@@ -66,6 +66,7 @@ class ResultLayers : public QObject {
   void changed();
   void showDenseLayer();
   void showPointCloud(bool keepCamera = false);
+  void showSkeletons();
 
   widgets::ImageView* view_;
   widgets::PointCloudView* cloud_;

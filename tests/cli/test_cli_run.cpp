@@ -83,6 +83,57 @@ void checkPoseJson(const QString& stem) {
   }
 }
 
+// Each written 3-D keypoint lies within the range, per coordinate, of the valid person samples of the
+// pointmap within 16 pixels of its keypoint (the largest window), and only keypoints that count have one.
+void checkKeypoints3d(const QString& stem, const cv::Mat& labels) {
+  const cv::Mat pointmap = readNpyFloat(stem + ".pointmap.npy");
+  const QJsonObject pose = readJson(stem + ".pose.json");
+  const double threshold = pose["kpt_thr_used"].toDouble();
+  int written = 0;
+  for (const auto& value : pose["frames"].toArray()[0].toObject()["instances"].toArray()) {
+    const QJsonObject instance = value.toObject();
+    const QJsonArray points = instance["keypoints_3d"].toArray();
+    QCOMPARE(points.size(), 308);
+    for (int k = 0; k < 308; ++k) {
+      if (points[k].isNull()) continue;
+      ++written;
+      QVERIFY(instance["keypoint_scores"].toArray()[k].toDouble() >= threshold);
+      const QJsonArray keypoint = instance["keypoints"].toArray()[k].toArray();
+      const int u = int(keypoint[0].toDouble()), v = int(keypoint[1].toDouble());
+      cv::Vec3f lo(1e30f, 1e30f, 1e30f), hi(-1e30f, -1e30f, -1e30f);
+      for (int y = std::max(0, v - 16); y <= std::min(511, v + 16); ++y)
+        for (int x = std::max(0, u - 16); x <= std::min(511, u + 16); ++x) {
+          const cv::Vec3f p = pointmap.at<cv::Vec3f>(y, x);
+          if (labels.at<uchar>(y, x) == 0 || !(std::isfinite(p[2]) && p[2] > 0)) continue;
+          for (int c = 0; c < 3; ++c) lo[c] = std::min(lo[c], p[c]), hi[c] = std::max(hi[c], p[c]);
+        }
+      for (int c = 0; c < 3; ++c) {
+        const float got = float(points[k].toArray()[c].toDouble());
+        QVERIFY2(got >= lo[c] && got <= hi[c],
+                 qPrintable(QString("keypoint %1 coordinate %2: %3 outside [%4, %5]")
+                                .arg(k)
+                                .arg(c)
+                                .arg(got)
+                                .arg(lo[c])
+                                .arg(hi[c])));
+      }
+    }
+  }
+  QVERIFY2(written > 50, qPrintable(QString("only %1 3-D keypoints written").arg(written)));
+}
+
+// OpenPose's 3-D lists: (x, y, z, score) per keypoint of each part, as long as the 2-D lists' keypoints.
+void checkOpenPose3d(const QString& stem) {
+  const QJsonObject person = readJson(stem + ".pose.openpose.json")["people"].toArray()[0].toObject();
+  int present = 0;
+  for (const char* part : {"pose", "face", "hand_left", "hand_right"}) {
+    const QJsonArray flat = person[QString("%1_keypoints_3d").arg(part)].toArray();
+    QCOMPARE(flat.size() / 4, person[QString("%1_keypoints_2d").arg(part)].toArray().size() / 3);
+    for (int i = 3; i < flat.size(); i += 4) present += flat[i].toDouble() > 0;
+  }
+  QVERIFY(present > 0);
+}
+
 void checkNormals(const QString& stem, const cv::Mat& labels) {
   // Normals: unit vectors at every foreground pixel, after the resize to the picture (zero, "no
   // direction", is the only other value), and the PNG encodes them.
@@ -198,6 +249,8 @@ class CliRunTest : public QObject {
     QVERIFY(lo >= 0.0 && hi <= 1.0);
 
     checkPly(stem, labels);
+    checkKeypoints3d(stem, labels);
+    checkOpenPose3d(stem);
   }
 
   // `run --task matting` on the sample: the alpha matte as the official demo's float32 .npy, as a 16-bit

@@ -146,6 +146,9 @@ class CliVideoTest : public QObject {
     QCOMPARE(frames[0].toObject()["image_name"].toString(), QString("000002"));
     QCOMPARE(frames[3].toObject()["image_name"].toString(), QString("000008"));
     QCOMPARE(frames[1].toObject()["instances"].toArray()[0].toObject()["keypoints"].toArray().size(), 308);
+    // Each frame's presentation time, so that the file alone tells the timing.
+    for (int i = 0; i < 4; ++i)
+      QVERIFY(std::abs(frames[i].toObject()["time"].toDouble(-1) - (2.0 + 2.0 * i) / kFps) < 1e-3);
 
     for (const char* name : {"000002", "000004", "000006", "000008"}) {
       const cv::Mat labels =

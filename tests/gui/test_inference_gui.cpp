@@ -231,6 +231,35 @@ void cloudIsDrawnAndTurns(MainWindow& window, QSignalSpy& cloudShown) {
   QVERIFY(cloud->grabFramebuffer() != before3d);
 }
 
+// The people's skeletons over the cloud: every person with a lifted keypoint brings its 308 keypoints'
+// slots, its joints are the keypoints above the threshold with a 3-D point; the dock's toggle hides them.
+void skeletonIsDrawnOverTheCloud(MainWindow& window) {
+  const sapiens::FrameResult* result = window.currentResult();
+  auto* cloud = window.pointCloudView();
+  const float threshold = window.tasksPanel()->keypointThreshold();
+  std::size_t people = 0, joints = 0;
+  for (const sapiens::PoseInstance& pose : result->poses) {
+    std::size_t lifted = 0;
+    for (std::size_t k = 0; k < pose.keypoints3d.size(); ++k)
+      lifted += pose.scores[k] >= threshold && std::isfinite(pose.keypoints3d[k][2]);
+    people += lifted > 0;
+    joints += lifted;
+  }
+  QVERIFY(people > 0);
+  QCOMPARE(cloud->skeletonPointCount(), people * 308);
+  QCOMPARE(cloud->skeletonJointCount(), joints);
+  QVERIFY(cloud->skeletonBoneCount() > 0);
+  auto* toggle = window.findChild<QCheckBox*>(QStringLiteral("cloudSkeletons"));
+  QVERIFY(toggle && toggle->isChecked() && cloud->skeletonsVisible());
+  const QImage shown = cloud->grabFramebuffer();
+  toggle->setChecked(false);
+  QVERIFY(!cloud->skeletonsVisible());
+  QTRY_VERIFY_WITH_TIMEOUT(cloud->grabFramebuffer() != shown, 20000);
+  toggle->setChecked(true);
+  QVERIFY(cloud->skeletonsVisible());
+  QTRY_VERIFY_WITH_TIMEOUT(cloud->grabFramebuffer() == shown, 20000);
+}
+
 // The 3-D dock's options: a larger point size covers more of the view; colouring by depth changes the
 // colours drawn and keeps the camera; File > Save 3-D View As writes a PNG of the view's size.
 void cloudOptionsChangeTheDrawing(MainWindow& window, QSignalSpy& cloudShown) {
@@ -429,6 +458,8 @@ class TestInferenceGui : public QObject {
              qPrintable(readout));
 
     cloudIsDrawnAndTurns(window, cloudShown);
+    if (QTest::currentTestFailed()) return;
+    skeletonIsDrawnOverTheCloud(window);
     if (QTest::currentTestFailed()) return;
     cloudOptionsChangeTheDrawing(window, cloudShown);
     if (QTest::currentTestFailed()) return;

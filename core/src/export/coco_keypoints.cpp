@@ -57,6 +57,21 @@ detail::KeypointTriplets detail::keypointTriplets(const PoseInstance& pose, floa
   return t;
 }
 
+nlohmann::json detail::keypointQuadruples3d(const PoseInstance& pose, float threshold) {
+  nlohmann::json values = nlohmann::json::array();
+  for (std::size_t k = 0; k < pose.keypoints3d.size(); ++k) {
+    const auto& [x, y, z] = pose.keypoints3d[k];
+    const bool counts = k < pose.scores.size() && pose.scores[k] >= threshold;
+    if (!(counts && std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
+      values.insert(values.end(), {0, 0, 0, 0});
+      continue;
+    }
+    for (const double c : {x, y, z}) values.push_back(shortestNumber(static_cast<float>(c)));
+    values.push_back(shortestNumber(pose.scores[k]));
+  }
+  return values;
+}
+
 std::string cocoKeypointsJsonText(const KeypointPredictions& predictions, const KeypointMetadata& metadata) {
   return detail::cocoKeypointsDocument(predictions, metadata).dump();
 }

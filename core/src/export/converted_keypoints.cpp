@@ -81,9 +81,14 @@ std::string openPoseText(const KeypointPredictions& predictions) {
       person["face_keypoints_2d"] = keypoints2d("face");
       person["hand_left_keypoints_2d"] = keypoints2d("hand_left");
       person["hand_right_keypoints_2d"] = keypoints2d("hand_right");
-      for (const char* empty :
-           {"pose_keypoints_3d", "face_keypoints_3d", "hand_left_keypoints_3d", "hand_right_keypoints_3d"})
-        person[empty] = nlohmann::json::array();
+      const auto keypoints3d = [&](const char* part) {
+        return detail::keypointQuadruples3d(convertPose(pose, layout.part(part)),
+                                            predictions.keypointThreshold);
+      };
+      person["pose_keypoints_3d"] = keypoints3d("pose");
+      person["face_keypoints_3d"] = keypoints3d("face");
+      person["hand_left_keypoints_3d"] = keypoints3d("hand_left");
+      person["hand_right_keypoints_3d"] = keypoints3d("hand_right");
       people.push_back(std::move(person));
     }
   }

@@ -25,6 +25,10 @@ struct KeypointTriplets {
 /// (the COCO convention for an absent keypoint).
 KeypointTriplets keypointTriplets(const PoseInstance& pose, float threshold, TripletThird third);
 
+/// OpenPose's 3-D list: (x, y, z, score) per keypoint scored >= `threshold` with a finite 3-D point, (0, 0,
+/// 0, 0) for any other; empty when the pose has no 3-D points.
+nlohmann::json keypointQuadruples3d(const PoseInstance& pose, float threshold);
+
 /// A COCO keypoints document (images, annotations, categories) for `predictions`, one person category
 /// with `metadata`'s names and 1-based skeleton. Throws std::invalid_argument when an instance does not
 /// have metadata.size() keypoints and scores.

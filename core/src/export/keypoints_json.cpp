@@ -24,9 +24,30 @@ void checkInstance(const PoseInstance& instance, int numKeypoints, std::size_t f
                                 " keypoints and " + std::to_string(instance.scores.size()) +
                                 " scores, expected " + std::to_string(numKeypoints));
   }
+  if (!instance.keypoints3d.empty() && instance.keypoints3d.size() != expected)
+    throw std::invalid_argument("keypoints json: frames[" + std::to_string(frame) + "].instances[" +
+                                std::to_string(index) + "] has " +
+                                std::to_string(instance.keypoints3d.size()) + " 3-D keypoints, expected " +
+                                std::to_string(numKeypoints));
 }
 
-nlohmann::json instanceJson(const PoseInstance& instance) {
+// Written where the keypoint counts (its score at or above the threshold) and the pointmap had a value.
+nlohmann::json keypoints3dJson(const PoseInstance& instance, float threshold) {
+  nlohmann::json points = nlohmann::json::array();
+  for (std::size_t k = 0; k < instance.keypoints3d.size(); ++k) {
+    const auto& p = instance.keypoints3d[k];
+    const bool counts = k < instance.scores.size() && instance.scores[k] >= threshold;
+    const bool finite = std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]);
+    if (counts && finite)
+      points.push_back({shortestNumber(static_cast<float>(p[0])), shortestNumber(static_cast<float>(p[1])),
+                        shortestNumber(static_cast<float>(p[2]))});
+    else
+      points.push_back(nullptr);
+  }
+  return points;
+}
+
+nlohmann::json instanceJson(const PoseInstance& instance, float threshold) {
   nlohmann::json keypoints = nlohmann::json::array();
   for (const auto& point : instance.keypoints)
     keypoints.push_back({finiteNumber(point[0]), finiteNumber(point[1])});
@@ -39,6 +60,7 @@ nlohmann::json instanceJson(const PoseInstance& instance) {
   if (instance.trackId >= 0) json["track_id"] = instance.trackId;
   json["keypoints"] = std::move(keypoints);
   json["keypoint_scores"] = std::move(scores);
+  if (!instance.keypoints3d.empty()) json["keypoints_3d"] = keypoints3dJson(instance, threshold);
   return json;
 }
 
@@ -70,6 +92,19 @@ PoseInstance readInstance(const Cursor& cursor) {
   scores.arraySize(count);
   for (std::size_t k = 0; k < count; ++k)
     instance.scores.push_back(static_cast<float>(numberOrNan(scores[k])));
+  if (const auto points = cursor.optional("keypoints_3d")) {
+    points->arraySize(count);
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto point = (*points)[k];
+      if (point.isNull()) {
+        instance.keypoints3d.push_back({nan, nan, nan});
+        continue;
+      }
+      point.arraySize(3);
+      instance.keypoints3d.push_back({numberOrNan(point[0]), numberOrNan(point[1]), numberOrNan(point[2])});
+    }
+  }
   return instance;
 }
 
@@ -82,9 +117,12 @@ std::string keypointsJsonText(const KeypointPredictions& predictions) {
     nlohmann::json instances = nlohmann::json::array();
     for (std::size_t i = 0; i < frame.instances.size(); ++i) {
       checkInstance(frame.instances[i], predictions.numKeypoints, f, i);
-      instances.push_back(instanceJson(frame.instances[i]));
+      instances.push_back(instanceJson(frame.instances[i], predictions.keypointThreshold));
     }
-    frames.push_back({{"image_name", frame.imageName}, {"instances", std::move(instances)}});
+    nlohmann::json entry = {{"image_name", frame.imageName}};
+    if (frame.time) entry["time"] = finiteNumber(*frame.time);
+    entry["instances"] = std::move(instances);
+    frames.push_back(std::move(entry));
   }
   nlohmann::json document = nlohmann::json::object();
   if (predictions.video) document["video"] = *predictions.video;
@@ -131,6 +169,10 @@ KeypointPredictions readKeypointsJson(const std::string& path) {
   for (std::size_t f = 0; f < frames.arraySize(); ++f) {
     KeypointFrame frame;
     frame.imageName = frames[f]["image_name"].string();
+    if (const auto time = frames[f].optional("time")) {
+      frame.time = time->number();
+      if (!std::isfinite(*frame.time)) time->fail("not a time in seconds");
+    }
     const auto instances = frames[f]["instances"];
     for (std::size_t i = 0; i < instances.arraySize(); ++i)
       frame.instances.push_back(readInstance(instances[i]));

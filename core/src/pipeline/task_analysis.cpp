@@ -2,6 +2,7 @@
 
 #include "pipeline/image_inference.h"
 #include "sapiens/model/model.h"
+#include "sapiens/pipeline/keypoint_lifting.h"
 #include "sapiens/pipeline/person_boxes.h"
 
 #include <fmt/format.h>
@@ -30,6 +31,8 @@ std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<
   std::vector<std::string> boxSources(images.size());
   if (model.task() != Task::Pose) {
     analyzeImages(model, images, frames, analysis);
+    if (model.task() == Task::Pointmap || model.task() == Task::Matting)  // the matte marks the person
+      for (FrameResult* frame : frames) liftFrameKeypoints(*frame);
     return boxSources;
   }
   // Pictures where the user says nobody is get no pose; the others go through in one pass.
@@ -56,8 +59,10 @@ std::vector<std::string> analyzeTaskBatch(const Model& model, const std::vector<
     posedIndices.push_back(i);
   }
   if (!posed.empty()) analyzeImages(model, posed, posedFrames, analysis, personBoxes);
-  for (std::size_t i : posedIndices)
+  for (std::size_t i : posedIndices) {
     for (PoseInstance& pose : frames[i]->poses) pose.bboxSource = boxSources[i];
+    liftFrameKeypoints(*frames[i]);
+  }
   return boxSources;
 }
 

@@ -1,5 +1,7 @@
 #include "sapiens/pipeline/temporal_smoothing.h"
 
+#include "sapiens/pipeline/keypoint_lifting.h"
+
 #include <opencv2/core.hpp>
 
 #include <cmath>
@@ -156,6 +158,7 @@ void TemporalSmoother::apply(FrameResult& frame, double timestampSeconds) {
       },
       [](const cv::Vec3f& v) { return v; });
   smoothMatte(frame);
+  liftFrameKeypoints(frame);  // from the smoothed keypoints and pointmap
 }
 
 // The alpha matte and its (premultiplied) foreground: a pixel that changes by more than the limit (an edge

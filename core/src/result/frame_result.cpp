@@ -37,7 +37,7 @@ std::size_t FrameResult::bytes() const {
     total += map->total() * map->elemSize();
   for (const PoseInstance& pose : poses)
     total += sizeof(PoseInstance) + pose.keypoints.size() * sizeof(pose.keypoints[0]) +
-             pose.scores.size() * sizeof(float);
+             pose.scores.size() * sizeof(float) + pose.keypoints3d.size() * sizeof(pose.keypoints3d[0]);
   return total;
 }
 

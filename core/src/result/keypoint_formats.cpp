@@ -114,6 +114,23 @@ const KeypointLayout& keypointLayout(KeypointFormat format) {
   return layouts.at(static_cast<std::size_t>(format));
 }
 
+namespace {
+
+// The mean of the sources' 3-D points: NaN unless every one of them has a value.
+std::array<double, 3> meanPoint3d(const std::vector<std::array<double, 3>>& points,
+                                  const std::vector<int>& sources) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  std::array<double, 3> mean{0.0, 0.0, 0.0};
+  if (sources.empty()) return {nan, nan, nan};
+  for (int s : sources) {
+    if (s >= int(points.size())) return {nan, nan, nan};
+    for (int c = 0; c < 3; ++c) mean[c] += points[s][c] / double(sources.size());
+  }
+  return mean;  // a NaN source makes the mean NaN
+}
+
+}  // namespace
+
 PoseInstance convertPose(const PoseInstance& pose, const KeypointPart& part) {
   PoseInstance out;
   out.bbox = pose.bbox;
@@ -138,6 +155,7 @@ PoseInstance convertPose(const PoseInstance& pose, const KeypointPart& part) {
     }
     out.keypoints.push_back(point);
     out.scores.push_back(score);
+    if (!pose.keypoints3d.empty()) out.keypoints3d.push_back(meanPoint3d(pose.keypoints3d, sources));
   }
   return out;
 }

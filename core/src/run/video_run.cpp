@@ -143,7 +143,7 @@ struct VideoOutputs {
     if (posing) {
       keypoints.imageWidth = r.width;
       keypoints.imageHeight = r.height;
-      keypoints.frames.push_back({frameName, r.poses});
+      keypoints.frames.push_back({frameName, r.poses, p.frame.timestampSeconds});
     }
     if (options.perFrameFiles) writeFrameFiles(r, p.frame.bgr, frameName);
     if (options.annotatedVideo) writeVideoFrame(r, p.frame);

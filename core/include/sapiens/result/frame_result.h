@@ -35,6 +35,9 @@ struct PoseInstance {
   std::string bboxSource;                        ///< "user", "segmentation", "detector", "full-image"
   std::vector<std::array<double, 2>> keypoints;  ///< 308 (x, y) in image pixels
   std::vector<float> scores;                     ///< raw heatmap maxima, as the official decoder reports
+  /// Per keypoint (x, y, z) in metres in the pointmap's camera frame (x right, y down, z forward: the PLY's
+  /// frame), lifted by liftKeypoints; NaN where the pointmap has no value there. Empty without a pointmap.
+  std::vector<std::array<double, 3>> keypoints3d;
   int trackId = -1;  ///< the person's identity across a video's frames (PersonTracker); -1: not tracked
 };
 
