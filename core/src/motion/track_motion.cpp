@@ -20,7 +20,7 @@ std::string trackName(const KeypointTrack& track) {
   return "track " + std::to_string(track.trackId);
 }
 
-void requireAnalysable(const KeypointTrack& track, const MotionSettings& settings, const FilterPlan* plan) {
+void requireAnalysable(const KeypointTrack& track, const MotionSettings& settings, const FilterPlan& plan) {
   const std::string name = trackName(track);
   const std::size_t keypoints = goliathKeypointNames().size();
   for (std::size_t r = 0; r < track.points.size(); ++r)
@@ -28,8 +28,7 @@ void requireAnalysable(const KeypointTrack& track, const MotionSettings& setting
       throw MotionError(name + ": row " + std::to_string(r) + " has " +
                         std::to_string(track.points[r].size()) + " keypoints, expected " +
                         std::to_string(keypoints));
-  if (plan == nullptr) return;
-  const std::size_t needed = filtfiltMinimumLength(plan->lowPass);
+  const std::size_t needed = filtfiltMinimumLength(plan.lowPass);
   if (track.points.size() < needed)
     throw MotionError(name + " has " + std::to_string(track.points.size()) + " samples; the order-" +
                       std::to_string(settings.order) + " zero-phase Butterworth filter needs at least " +
@@ -180,7 +179,7 @@ SegmentStatistics segmentStatistics(const std::vector<RowSegment>& segments, con
 
 TrackMotion analyseTrack(const KeypointTrack& track, const MotionSettings& settings) {
   const FilterPlan plan = planFor(track, settings);
-  requireAnalysable(track, settings, &plan);
+  requireAnalysable(track, settings, plan);
   const std::vector<AngleDefinition> angles = selectAngles(jointAngleTable(), settings.angles);
 
   TrackMotion motion;
