@@ -2,6 +2,7 @@
 
 #include "cli_command.h"
 #include "input_size_option.h"
+#include "motion_options.h"
 #include "stop_signals.h"
 #include "task_list_option.h"
 
@@ -72,6 +73,8 @@ struct RunArgs {
   std::int64_t maxFrames = -1;
   std::string videoOut;
   bool smooth = false;
+  bool motion = false;
+  std::shared_ptr<MotionArgs> motionArgs = std::make_shared<MotionArgs>();
 };
 
 void showProgress(const BatchProgress& p, bool terminal) {
@@ -169,6 +172,7 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch,
   options.personBoxes = batch.personBoxes;
   options.personBoxesByFrame = boxesByFrame;
   options.exports = batch.exports;
+  if (a.motion) options.motion = motionOptions(*a.motionArgs);
 
   const bool terminal = isatty(STDERR_FILENO);
   VideoRunCallbacks callbacks;
@@ -185,7 +189,9 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch,
   if (s.cancelled) std::cout << " (cancelled)";
   std::cout << "; manifest " << summary.manifestPath << "\n";
   for (const auto& e : summary.taskErrors) std::cerr << "task failed: " << e << "\n";
-  bool taskFailed = false;
+  if (summary.motion) printMotionSummary(*summary.motion);
+  if (!summary.motionError.empty()) std::cerr << "motion failed: " << summary.motionError << "\n";
+  bool taskFailed = !summary.motionError.empty();
   for (const auto& [task, p] : summary.frameProblems) {
     if (p.failedFrames) {
       std::cerr << "task failed: " << taskName(task) << " on " << p.failedFrames
@@ -199,6 +205,17 @@ int runVideoCommand(const RunArgs& a, const BatchRunOptions& batch,
     return s.processed > 0 ? kPartial : kFailure;
   }
   return !summary.taskErrors.empty() || taskFailed || s.cancelled ? kPartial : kOk;
+}
+
+// Motion needs 3-D keypoints of every frame of the clip.
+void requireMotionTasks(const std::vector<Task>& tasks, bool sharded) {
+  const auto has = [&](Task t) { return std::find(tasks.begin(), tasks.end(), t) != tasks.end(); };
+  if (!has(Task::Pose) || !has(Task::Pointmap))
+    throw CLI::ValidationError("--motion", "needs --task pose,pointmap (3-D keypoints)");
+  if (sharded)
+    throw CLI::ValidationError("--motion",
+                               "a shard has only part of the clip: run `sapiens-cli motion` on the "
+                               "merged STEM.pose.json");
 }
 
 // K/N with 1 <= K <= N.
@@ -252,13 +269,14 @@ int runRun(const RunArgs& a) {
       throw CLI::ValidationError("--shard",
                                  "cannot be combined with --smooth (each shard would smooth without "
                                  "the frames before its first)");
+    if (a.motion) requireMotionTasks(options.models.tasks, options.shard.has_value());
     return runVideoCommand(a, options, boxFile.byFrame);
   }
   if (!boxFile.byFrame.empty())
     throw CLI::ValidationError("--bbox-file",
                                a.boxFile + " gives boxes per frame, which apply to one video file");
-  if (!a.frames.empty() || !a.videoOut.empty() || a.smooth || a.every != 1 || a.maxFrames >= 0)
-    throw CLI::ValidationError("--frames/--every/--max-frames/--video-out/--smooth",
+  if (!a.frames.empty() || !a.videoOut.empty() || a.smooth || a.motion || a.every != 1 || a.maxFrames >= 0)
+    throw CLI::ValidationError("--frames/--every/--max-frames/--video-out/--smooth/--motion",
                                "only apply to one video file or --camera");
   const bool terminal = isatty(STDERR_FILENO);
   BatchCallbacks callbacks;
@@ -304,6 +322,10 @@ CliCommand runCommand("run", [](CLI::App& app) -> CommandAction {
   sub->add_option("--video-out", a->videoOut,
                   "Video: the annotated video (default OUTPUT/STEM.annotated.mp4)");
   sub->add_flag("--smooth", a->smooth, "Video: temporal smoothing (One-Euro keypoints, edge-aware maps)");
+  sub->add_flag(
+      "--motion", a->motion,
+      "Video: joint angles, TRC, MOT, BVH, CSV and a plot per tracked person (needs --task pose,pointmap)");
+  addMotionOptions(sub, a->motionArgs);
   sub->add_option("--task", a->tasks, "Comma-separated, of " + taskNames(headTasks()))->capture_default_str();
   sub->add_option("-o,--output", a->output, "Output folder")->required();
   sub->add_option(

@@ -1,5 +1,6 @@
 #include "sapiens/run/video_run.h"
 
+#include "run/motion_summary_json.h"
 #include "run_manifest.h"
 
 #include "sapiens/common/log.h"
@@ -10,6 +11,7 @@
 #include "sapiens/media/video_writer.h"
 #include "sapiens/model/compute_options.h"
 #include "sapiens/model/demo_weights.h"
+#include "sapiens/motion/motion_error.h"
 #include "sapiens/result/keypoint_metadata.h"
 #include "sapiens/run/frame_export.h"
 
@@ -193,6 +195,19 @@ void addRunFigures(nlohmann::json& manifest, const VideoRunOptions& options, con
   if (!s.error.empty()) manifest["error"] = {{"stage", s.failedStage}, {"message", s.error}};
 }
 
+// The run's motion files; a failure is the summary's and the manifest's, the run's other outputs stand.
+nlohmann::json exportRunMotion(const VideoRunOptions& options, const KeypointPredictions& keypoints,
+                               const fs::path& stem, VideoRunSummary& summary) {
+  try {
+    summary.motion = exportMotion(keypoints, stem.string(), *options.motion);
+    return detail::motionSummaryJson(summary.keypointsJson, *options.motion, *summary.motion);
+  } catch (const motion::MotionError& e) {
+    summary.motionError = e.what();
+    logger().error("motion: {}", e.what());
+    return {{"error", summary.motionError}};
+  }
+}
+
 }  // namespace
 
 VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks& callbacks) {
@@ -253,6 +268,7 @@ VideoRunSummary runVideo(const VideoRunOptions& options, const VideoRunCallbacks
   nlohmann::json manifest =
       detail::manifestOfModels(loaded.models, options.models.dtype, summary.taskErrors, summary.demoTasks);
   addRunFigures(manifest, options, summary, info, outputs.framesDir.string());
+  if (options.motion) manifest["motion"] = exportRunMotion(options, outputs.keypoints, stem, summary);
   if (outputs.posing) manifest["tracks"] = summary.stats.tracks;
   if (options.shard) manifest["shard"] = shardEntry;
   summary.manifestPath = (fs::path(options.outputDir) / manifestNameFor(options.shard)).string();

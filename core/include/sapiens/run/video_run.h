@@ -8,6 +8,7 @@
 #include "sapiens/pipeline/frame_pipeline.h"
 #include "sapiens/pipeline/task_models.h"
 #include "sapiens/run/frame_export.h"
+#include "sapiens/run/motion_export.h"
 #include "sapiens/run/shard.h"
 
 #include <cstdint>
@@ -39,6 +40,9 @@ struct VideoRunOptions {
   /// track id; the run fills in demoTasks), and the keypoint threshold of the annotated video and the
   /// keypoint files.
   FrameExportOptions exports;
+  /// Motion per tracked person from the run's keypoints (sapiens/run/motion_export.h): needs pose and
+  /// pointmap; its summary goes into the manifest as "motion".
+  std::optional<MotionExportOptions> motion;
 };
 
 struct VideoRunProgress {
@@ -69,6 +73,8 @@ struct VideoRunSummary {
   std::string encoder;
   std::string keypointsJson;
   std::string manifestPath;
+  std::optional<MotionExportSummary> motion;  ///< when motion was asked for and a track has files
+  std::string motionError;                    ///< why motion was asked for and no track has files
 };
 
 /// Throws for what stops everything before a frame is read (no model loads, the input cannot be opened,
