@@ -67,7 +67,7 @@ if(SAPIENS_BUILD_MEDIA)
 endif()
 
 if(SAPIENS_BUILD_GUI)
-  find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets OpenGL OpenGLWidgets)
+  find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets OpenGL OpenGLWidgets Charts)  # Charts: the Motion dock
   # Only the VTK modules that do not drag Debian's Qt 5 build of VTK's Qt support in.
   find_package(VTK REQUIRED COMPONENTS CommonCore CommonDataModel RenderingCore RenderingOpenGL2
                                        InteractionStyle RenderingFreeType IOPLY)

@@ -95,6 +95,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   createModels();
   createActions();
   createFineTuningDock();
+  createMotionDock();
   createStatusBar();
 
   connect(&loader_, &ImageLoader::loaded, this, &MainWindow::onImageLoaded);

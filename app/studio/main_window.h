@@ -7,6 +7,7 @@
 #include "image_loader.h"
 #include "image_view.h"
 #include "media_player.h"
+#include "motion_recording.h"
 #include "recent_files.h"
 #include "result_export.h"
 #include "task_set.h"
@@ -59,6 +60,7 @@ class ModelBrowser;
 class CloudOptionsBar;
 class FineTunePanel;
 class FirstRunBanner;
+class MotionDock;
 class ResultLayers;
 
 class MainWindow : public QMainWindow {
@@ -182,6 +184,9 @@ class MainWindow : public QMainWindow {
   void createModels();
   // The Fine-tuning dock and its View menu entry (main_window_finetune.cpp); after createActions().
   void createFineTuningDock();
+  // The Motion dock, its View menu entry and the recording it analyses (main_window_motion.cpp); after
+  // createActions().
+  void createMotionDock();
   void createPlayback();
   void createTracking(QMenu* file);
   void chooseVideoBoxes();
@@ -229,6 +234,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* logDock_ = nullptr;
   FineTunePanel* fineTunePanel_ = nullptr;
   QDockWidget* fineTuneDock_ = nullptr;
+  MotionDock* motionDock_ = nullptr;
+  MotionRecording motion_;  // the open video's frames with people, for the Motion dock
   TasksPanel* tasksPanel_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;
   widgets::PointCloudView* cloudView_ = nullptr;
