@@ -6,6 +6,7 @@
 #include "crossing_video.h"
 #include "sapiens/media/video_writer.h"
 #include "test_support.h"
+#include "walking_video.h"
 
 #include <QDir>
 #include <QFile>
@@ -23,43 +24,13 @@ using sapiens::test::fixture;
 using sapiens::test::readJson;
 using sapiens::test::resource;
 using sapiens::test::runCli;
+using sapiens::test::writeWalkingBoxes;
+using sapiens::test::writeWalkingSample;
 
 namespace {
 
 constexpr int kFrames = 30;
-constexpr double kFps = 25;
 const QStringList kTrackFiles = {".angles.csv", ".keypoints3d.csv", ".trc", ".mot", ".bvh", ".angles.png"};
-
-// The sample, 160 px tall, walking 4 px a frame to the right over a grey 320x200 frame.
-QString writeWalkingSample(const QString& dir) {
-  const std::string path = (dir + "/walk.mp4").toStdString();
-  cv::Mat person = cv::imread(resource("samples/astronaut.png"));
-  cv::resize(person, person, cv::Size(160, 160), 0, 0, cv::INTER_AREA);
-  sapiens::VideoWriterOptions options;
-  options.width = 320;
-  options.height = 200;
-  options.fps = kFps;
-  sapiens::VideoWriter writer(path, options);
-  for (int i = 0; i < kFrames; ++i) {
-    cv::Mat frame(options.height, options.width, CV_8UC3, cv::Scalar(120, 120, 120));
-    person.copyTo(frame(cv::Rect(20 + 4 * i, 20, person.cols, person.rows)));
-    writer.write(frame, i / kFps);
-  }
-  writer.finish();
-  return QString::fromStdString(path);
-}
-
-// Its person's box per frame (`--bbox-file`), so that the untrained fixture models pose one person.
-QString writeWalkingBoxes(const QString& dir) {
-  QJsonArray frames;
-  for (int i = 0; i < kFrames; ++i)
-    frames.append(
-        QJsonObject{{"frame", i}, {"boxes", QJsonArray{QJsonArray{20 + 4 * i, 20, 180 + 4 * i, 180}}}});
-  const QString path = dir + "/walk.boxes.json";
-  QFile file(path);
-  if (file.open(QIODevice::WriteOnly)) file.write(QJsonDocument(QJsonObject{{"frames", frames}}).toJson());
-  return path;
-}
 
 QStringList models() {
   QStringList args{"--device", "cpu", "--input-size", "256x192", "--no-overlay"};
@@ -127,8 +98,9 @@ class CliMotionTest : public QObject {
   void aWalkingPersonGetsOneSetOfMotionFiles() {
     QTemporaryDir dir;
     const QString out = dir.path() + "/out";
-    auto r = runCli(QStringList{"run", writeWalkingSample(dir.path()), "--task", "pose,pointmap", "--motion",
-                                "--bbox-file", writeWalkingBoxes(dir.path()), "--output", out} +
+    auto r = runCli(QStringList{"run", writeWalkingSample(dir.path(), kFrames), "--task", "pose,pointmap",
+                                "--motion", "--bbox-file", writeWalkingBoxes(dir.path(), kFrames), "--output",
+                                out} +
                     models());
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     const QJsonObject motion = readJson(out + "/results.json")["motion"].toObject();
@@ -173,7 +145,7 @@ class CliMotionTest : public QObject {
 // Nyquist, an unknown angle and --motion without pointmap each give their reason; no track file appears.
 void CliMotionTest::badInputIsRefusedWithItsReasonAndNoFile() {
   QTemporaryDir dir;
-  const QString video = writeWalkingSample(dir.path());
+  const QString video = writeWalkingSample(dir.path(), kFrames);
   const QString flat = dir.path() + "/flat";
   auto r = runCli(QStringList{"run", video, "--task", "pose", "--output", flat} + models().mid(0, 7));
   QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));

@@ -10,6 +10,7 @@
 #include "motion_dock.h"
 #include "tasks_panel.h"
 #include "test_support.h"
+#include "walking_video.h"
 
 #include "sapiens/common/log.h"
 #include "sapiens/media/video_writer.h"
@@ -47,44 +48,17 @@ using sapiens::Task;
 using sapiens::studio::MainWindow;
 using sapiens::studio::MotionDock;
 
+using sapiens::test::writeWalkingBoxes;
+using sapiens::test::writeWalkingSample;
+
 namespace {
 
 constexpr int kTimeoutMs = 60000;
 constexpr int kFrames = 20;
-constexpr double kFps = 25;
+constexpr double kFps = sapiens::test::kWalkFps;
 
 QString fixtureModel(const char* task) {
   return QString::fromStdString(sapiens::test::fixture(std::string("golden/") + task + "/model.safetensors"));
-}
-
-// The sample, 160 px tall, walking 4 px a frame to the right over a grey 320x200 frame.
-QString writeWalkingSample(const QString& dir) {
-  const std::string path = (dir + "/walk.mp4").toStdString();
-  cv::Mat person = cv::imread(sapiens::test::resource("samples/astronaut.png"));
-  cv::resize(person, person, cv::Size(160, 160), 0, 0, cv::INTER_AREA);
-  sapiens::VideoWriterOptions options;
-  options.width = 320;
-  options.height = 200;
-  options.fps = kFps;
-  sapiens::VideoWriter writer(path, options);
-  for (int i = 0; i < kFrames; ++i) {
-    cv::Mat frame(options.height, options.width, CV_8UC3, cv::Scalar(120, 120, 120));
-    person.copyTo(frame(cv::Rect(20 + 4 * i, 20, person.cols, person.rows)));
-    writer.write(frame, i / kFps);
-  }
-  writer.finish();
-  return QString::fromStdString(path);
-}
-
-QString writeWalkingBoxes(const QString& dir) {
-  QJsonArray frames;
-  for (int i = 0; i < kFrames; ++i)
-    frames.append(
-        QJsonObject{{"frame", i}, {"boxes", QJsonArray{QJsonArray{20 + 4 * i, 20, 180 + 4 * i, 180}}}});
-  const QString path = dir + "/walk.boxes.json";
-  QFile file(path);
-  if (file.open(QIODevice::WriteOnly)) file.write(QJsonDocument(QJsonObject{{"frames", frames}}).toJson());
-  return path;
 }
 
 // The chart's line series named `name`, in the order they were added.
@@ -132,8 +106,8 @@ class TestMotionDock : public QObject {
     sapiens::log::Options options;
     options.file = false;
     sapiens::log::init(options);
-    video_ = writeWalkingSample(dir_.path());
-    boxes_ = writeWalkingBoxes(dir_.path());
+    video_ = writeWalkingSample(dir_.path(), kFrames);
+    boxes_ = writeWalkingBoxes(dir_.path(), kFrames);
   }
 
   void init() {
