@@ -4,6 +4,7 @@
 #include "result/json_support.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/io/export_error.h"
+#include "sapiens/result/lifted_keypoint.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,13 +61,11 @@ detail::KeypointTriplets detail::keypointTriplets(const PoseInstance& pose, floa
 nlohmann::json detail::keypointQuadruples3d(const PoseInstance& pose, float threshold) {
   nlohmann::json values = nlohmann::json::array();
   for (std::size_t k = 0; k < pose.keypoints3d.size(); ++k) {
-    const auto& [x, y, z] = pose.keypoints3d[k];
-    const bool counts = k < pose.scores.size() && pose.scores[k] >= threshold;
-    if (!(counts && std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
+    if (!liftedKeypointCounts(pose, k, threshold)) {
       values.insert(values.end(), {0, 0, 0, 0});
       continue;
     }
-    for (const double c : {x, y, z}) values.push_back(shortestNumber(static_cast<float>(c)));
+    for (const double c : pose.keypoints3d[k]) values.push_back(shortestNumber(static_cast<float>(c)));
     values.push_back(shortestNumber(pose.scores[k]));
   }
   return values;

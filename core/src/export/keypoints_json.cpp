@@ -3,6 +3,7 @@
 #include "result/json_support.h"
 #include "sapiens/io/atomic_file.h"
 #include "sapiens/io/export_error.h"
+#include "sapiens/result/lifted_keypoint.h"
 
 #include <cmath>
 #include <limits>
@@ -36,9 +37,7 @@ nlohmann::json keypoints3dJson(const PoseInstance& instance, float threshold) {
   nlohmann::json points = nlohmann::json::array();
   for (std::size_t k = 0; k < instance.keypoints3d.size(); ++k) {
     const auto& p = instance.keypoints3d[k];
-    const bool counts = k < instance.scores.size() && instance.scores[k] >= threshold;
-    const bool finite = std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]);
-    if (counts && finite)
+    if (liftedKeypointCounts(instance, k, threshold))
       points.push_back({shortestNumber(static_cast<float>(p[0])), shortestNumber(static_cast<float>(p[1])),
                         shortestNumber(static_cast<float>(p[2]))});
     else

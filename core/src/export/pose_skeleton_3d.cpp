@@ -1,18 +1,11 @@
 #include "sapiens/export/pose_skeleton_3d.h"
 
 #include "sapiens/export/track_colors.h"
-
-#include <cmath>
+#include "sapiens/result/lifted_keypoint.h"
 
 namespace sapiens {
 
 namespace {
-
-bool isJoint(const PoseInstance& pose, std::size_t k, float threshold) {
-  const auto& p = pose.keypoints3d[k];
-  return k < pose.scores.size() && pose.scores[k] >= threshold && std::isfinite(p[0]) &&
-         std::isfinite(p[1]) && std::isfinite(p[2]);
-}
 
 void addPerson(const PoseInstance& pose, const std::vector<bool>& present,
                const std::vector<std::array<int, 2>>& links, PoseSkeletons3d& out) {
@@ -41,7 +34,8 @@ PoseSkeletons3d poseSkeletons3d(const std::vector<PoseInstance>& poses, float th
   for (const PoseInstance& pose : poses) {
     std::vector<bool> present(pose.keypoints3d.size());
     bool any = false;
-    for (std::size_t k = 0; k < present.size(); ++k) any |= present[k] = isJoint(pose, k, threshold);
+    for (std::size_t k = 0; k < present.size(); ++k)
+      any |= present[k] = liftedKeypointCounts(pose, k, threshold);
     if (any) addPerson(pose, present, links, out);
   }
   return out;

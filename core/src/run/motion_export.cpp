@@ -14,6 +14,7 @@
 #include "sapiens/motion/motion_error.h"
 #include "sapiens/motion/trc_file.h"
 #include "sapiens/result/keypoint_metadata.h"
+#include "sapiens/result/lifted_keypoint.h"
 
 #include <fmt/format.h>
 
@@ -55,7 +56,7 @@ std::int64_t frameNumber(const KeypointFrame& frame, std::size_t position) {
 std::vector<motion::Point3> countedPoints(const PoseInstance& pose, float threshold, std::size_t keypoints) {
   std::vector<motion::Point3> points(keypoints, {kNan, kNan, kNan});
   for (std::size_t k = 0; k < std::min(keypoints, pose.keypoints3d.size()); ++k)
-    if (k < pose.scores.size() && pose.scores[k] >= threshold) points[k] = pose.keypoints3d[k];
+    if (liftedKeypointCounts(pose, k, threshold)) points[k] = pose.keypoints3d[k];
   return points;
 }
 
@@ -114,35 +115,28 @@ std::vector<motion::KeypointTrack> keypointTracks(const KeypointPredictions& pre
 
 namespace {
 
-// The markers of `table` named in `names` that have a value somewhere in the clip.
-motion::MarkerTable markersWithValues(const motion::MarkerTable& table,
-                                      const std::vector<std::string>& names) {
-  motion::MarkerTable out;
+bool hasValue(const motion::Point3& point) {
+  return std::isfinite(point[0]);
+}
+
+bool hasValue(double value) {
+  return std::isfinite(value);
+}
+
+// The columns of `table` named in `names`, in that order, that have a value somewhere in the clip.
+template <class Table>
+Table columnsWithValues(const Table& table, const std::vector<std::string>& names) {
+  Table out;
   out.times = table.times;
   out.rows.resize(table.rows.size());
   for (const std::string& name : names) {
     const auto it = std::find(table.names.begin(), table.names.end(), name);
     if (it == table.names.end()) continue;
-    const auto m = static_cast<std::size_t>(it - table.names.begin());
-    const bool any = std::any_of(table.rows.begin(), table.rows.end(),
-                                 [&](const auto& row) { return std::isfinite(row[m][0]); });
-    if (!any) continue;
-    out.names.push_back(name);
-    for (std::size_t r = 0; r < table.rows.size(); ++r) out.rows[r].push_back(table.rows[r][m]);
-  }
-  return out;
-}
-
-motion::AngleTable anglesWithValues(const motion::AngleTable& table) {
-  motion::AngleTable out;
-  out.times = table.times;
-  out.rows.resize(table.rows.size());
-  for (std::size_t a = 0; a < table.names.size(); ++a) {
-    if (std::none_of(table.rows.begin(), table.rows.end(),
-                     [&](const auto& row) { return std::isfinite(row[a]); }))
+    const auto c = static_cast<std::size_t>(it - table.names.begin());
+    if (std::none_of(table.rows.begin(), table.rows.end(), [&](const auto& row) { return hasValue(row[c]); }))
       continue;
-    out.names.push_back(table.names[a]);
-    for (std::size_t r = 0; r < table.rows.size(); ++r) out.rows[r].push_back(table.rows[r][a]);
+    out.names.push_back(name);
+    for (std::size_t r = 0; r < table.rows.size(); ++r) out.rows[r].push_back(table.rows[r][c]);
   }
   return out;
 }
@@ -158,14 +152,15 @@ std::vector<std::string> trcMarkerNames() {
 // TRC and MOT hold only complete samples: written when at least two are left.
 void writeOpenSimFiles(const motion::TrackMotion& m, const std::string& prefix, TrackMotionSummary& s) {
   const motion::MarkerTable markers =
-      motion::keepCompleteRows(markersWithValues(m.filteredMarkers, trcMarkerNames()));
+      motion::keepCompleteRows(columnsWithValues(m.filteredMarkers, trcMarkerNames()));
   if (markers.rows.size() >= 2 && !markers.names.empty()) {
     motion::writeTrc(prefix + ".trc", markers);
     s.files["trc"] = prefix + ".trc";
   } else {
     s.warnings.push_back("no TRC: fewer than two samples have every body marker");
   }
-  const motion::AngleTable angles = motion::keepCompleteRows(anglesWithValues(m.filteredAngles));
+  const motion::AngleTable angles =
+      motion::keepCompleteRows(columnsWithValues(m.filteredAngles, m.filteredAngles.names));
   if (angles.rows.size() >= 2 && !angles.names.empty()) {
     motion::writeMot(prefix + ".mot", angles);
     s.files["mot"] = prefix + ".mot";
